@@ -1,0 +1,36 @@
+import commonjs from "@rollup/plugin-commonjs";
+import json from "@rollup/plugin-json";
+import { nodeResolve } from "@rollup/plugin-node-resolve";
+import typescript from "@rollup/plugin-typescript";
+
+// One self-contained file per entry point, committed in dist/: the action
+// runs dist/ without `npm install`, and `npx` gets a CLI that starts fast.
+/** @type {import("rollup").RollupOptions} */
+const config = {
+  input: { cli: "src/cli.ts" },
+  // Node built-ins stay imports; the resolver does not know the newest (node:sqlite).
+  external: [/^node:/],
+  output: {
+    dir: "dist",
+    format: "es",
+    entryFileNames: "[name].js",
+    chunkFileNames: "[name]-[hash].js",
+    // Dependencies load some built-ins with require() inside try/catch (undici's
+    // http2); the commonjs plugin leaves those calls as they are, so an ES module
+    // bundle must provide a real require or they silently fall back.
+    intro: 'import { createRequire as __rcCreateRequire } from "node:module";\nconst require = __rcCreateRequire(import.meta.url);',
+  },
+  plugins: [
+    typescript({ noEmit: false, outDir: "dist", rootDir: ".", declaration: false, include: ["src/**/*.ts"] }),
+    nodeResolve({ preferBuiltins: true, exportConditions: ["node"] }),
+    commonjs(),
+    json(),
+  ],
+  onwarn(warning, warn) {
+    // Dependencies use `this` at module scope and circular imports; both are harmless in Node.
+    if (warning.code === "CIRCULAR_DEPENDENCY" || warning.code === "THIS_IS_UNDEFINED") return;
+    warn(warning);
+  },
+};
+
+export default config;

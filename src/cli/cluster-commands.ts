@@ -1,0 +1,53 @@
+import { createProvider, parseClusterConfig, type ClusterSettings } from "../cluster/index.js";
+import { ExitCode, UsageError } from "../errors.js";
+import { parseFlags } from "./arguments.js";
+import type { CommandContext } from "./main.js";
+
+export const clusterFlags = {
+  provider: { type: "string" },
+  name: { type: "string" },
+  "bin-dir": { type: "string" },
+  "node-image": { type: "string" },
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  verbose: { type: "boolean" },
+} as const;
+
+function settingsFrom(args: string[], command: string): ClusterSettings {
+  const { values, positionals } = parseFlags(args, clusterFlags, command);
+  if (positionals.length > 0) {
+    throw new UsageError("cli/unexpected-argument", `${command}: unexpected argument "${positionals[0]}"`);
+  }
+  return {
+    provider: values.provider,
+    name: values.name,
+    binDir: values["bin-dir"],
+    nodeImage: values["node-image"],
+    kubeconfig: values.kubeconfig,
+    context: values.context,
+  };
+}
+
+/** `cluster create`: progress on stderr, the kubeconfig path as the last line of stdout. */
+export async function clusterCreate(args: string[], context: CommandContext): Promise<ExitCode> {
+  const config = parseClusterConfig(settingsFrom(args, "cluster create"), context.environment);
+  const provider = createProvider(config, context);
+  const access = await provider.create({ signal: context.signal });
+  context.logger.info(`cluster ready: provider ${access.provider}, context ${access.context}, API ${access.apiServerUrl}`);
+  context.stdout.write(`${access.kubeconfigPath}\n`);
+  return ExitCode.ok;
+}
+
+/** `cluster delete`: stops what the kit created; refuses to touch an existing cluster. */
+export async function clusterDelete(args: string[], context: CommandContext): Promise<ExitCode> {
+  const config = parseClusterConfig(settingsFrom(args, "cluster delete"), context.environment);
+  if (config.provider === "existing") {
+    throw new UsageError(
+      "cli/not-deletable",
+      "cluster delete: provider existing names a cluster the kit did not create; it is never deleted",
+    );
+  }
+  await createProvider(config, context).delete();
+  context.logger.info(`cluster "${config.name}" deleted`);
+  return ExitCode.ok;
+}

@@ -1,0 +1,90 @@
+import { describeError, ExitCode, exitCodeOf, InfrastructureError, UsageError } from "../errors.js";
+import type { CommandRunner } from "../process/command-runner.js";
+import type { ClusterEnvironment } from "../cluster/cluster-config.js";
+import { consoleLogger, type Logger } from "../util/logger.js";
+import { parseFlags } from "./arguments.js";
+import { clusterCreate, clusterDelete, clusterFlags } from "./cluster-commands.js";
+import { doctor } from "./doctor.js";
+import { VERSION } from "../version.js";
+
+/** Everything the CLI touches outside itself; the entry file passes the real ones. */
+export interface CliDeps {
+  readonly runner: CommandRunner;
+  readonly environment: ClusterEnvironment;
+  /** Results scripts read (kubeconfig path, doctor table). Progress goes to the logger. */
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  /** Fires on Ctrl-C / SIGTERM. */
+  readonly signal: AbortSignal;
+}
+
+export interface CommandContext extends CliDeps {
+  readonly logger: Logger;
+}
+
+const USAGE = `reconcile-conformance ${VERSION}: tests that a Kubernetes operator's reconcile loop is safe to run again.
+
+Usage:
+  reconcile-conformance cluster create [--provider kwok|kind|existing] [--name NAME] [options]
+      Start a cluster and print the path of its kubeconfig as the last line of stdout.
+  reconcile-conformance cluster delete [--provider kwok|kind] [--name NAME]
+      Stop a cluster the kit created and remove its files.
+  reconcile-conformance doctor
+      Show what is installed, what is missing and how to get it.
+
+Cluster options:
+  --provider P     kwok (default: local processes, no Docker), kind (Docker), existing (a kubeconfig)
+  --name N         cluster name (default: reconcile-conformance)
+  --bin-dir D      kwok: directory with the Kubernetes binaries (default: the build cache)
+  --node-image I   kind: node image
+  --kubeconfig F   kind: where to write the kubeconfig; existing: which kubeconfig to use
+  --context C      existing: kubeconfig context (default: current-context)
+  --verbose        show the output of the tools the kit runs
+
+Exit codes: 0 success, 1 conformance violations, 2 bad usage, 3 infrastructure failure.
+`;
+
+/** Runs one CLI invocation and returns its exit code. Never calls process.exit. */
+export async function main(args: string[], deps: CliDeps): Promise<ExitCode> {
+  const verbose = args.includes("--verbose");
+  const logger = consoleLogger({ verbose, stream: deps.stderr });
+  const context: CommandContext = { ...deps, logger };
+  try {
+    const [command, subcommand, ...rest] = args;
+    if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+      deps.stdout.write(USAGE);
+      return command === undefined ? ExitCode.usage : ExitCode.ok;
+    }
+    if (command === "--version") {
+      deps.stdout.write(`${VERSION}\n`);
+      return ExitCode.ok;
+    }
+    if (command === "cluster") {
+      if (subcommand === "create") return await clusterCreate(rest, context);
+      if (subcommand === "delete") return await clusterDelete(rest, context);
+      throw new UsageError(
+        "cli/unknown-command",
+        `cluster: unknown subcommand "${subcommand ?? ""}": use "cluster create" or "cluster delete"`,
+      );
+    }
+    if (command === "doctor") {
+      parseFlags(args.slice(1), { verbose: clusterFlags.verbose }, "doctor");
+      return await doctor(context);
+    }
+    throw new UsageError("cli/unknown-command", `unknown command "${command}". Run reconcile-conformance --help`);
+  } catch (error) {
+    report(error, logger);
+    return exitCodeOf(error);
+  }
+}
+
+function report(error: unknown, logger: Logger): void {
+  logger.info(`error: ${describeError(error)}`);
+  if (error instanceof InfrastructureError && error.details.length > 0) {
+    logger.info("evidence:");
+    for (const line of error.details) logger.info(`  ${line}`);
+  }
+  if (!(error instanceof UsageError || error instanceof InfrastructureError) && error instanceof Error && error.stack) {
+    logger.debug(error.stack);
+  }
+}

@@ -1,0 +1,66 @@
+import { access } from "node:fs/promises";
+import { InfrastructureError } from "../errors.js";
+import { KubeClient } from "../kube/kube-client.js";
+import type { Logger } from "../util/logger.js";
+import { pollUntil } from "../util/poll.js";
+import type { ExistingClusterConfig } from "./cluster-config.js";
+import type { ClusterAccess, ClusterProvider, CreateOptions } from "./cluster-provider.js";
+
+/**
+ * A cluster the user already runs. "Create" only checks that it answers;
+ * "delete" does nothing, because the kit never removes what it did not make.
+ */
+export class ExistingProvider implements ClusterProvider {
+  readonly provider = "existing";
+
+  constructor(
+    private readonly config: ExistingClusterConfig,
+    private readonly deps: { readonly logger: Logger },
+  ) {}
+
+  async create(options: CreateOptions = {}): Promise<ClusterAccess> {
+    try {
+      await access(this.config.kubeconfigPath);
+    } catch {
+      throw new InfrastructureError(
+        "cluster/kubeconfig-missing",
+        `provider existing: kubeconfig ${this.config.kubeconfigPath} does not exist (set --kubeconfig or KUBECONFIG)`,
+      );
+    }
+    const client = KubeClient.fromKubeconfig(this.config.kubeconfigPath, this.config.context);
+    const context = this.config.context ?? client.config.getCurrentContext();
+    await pollUntil(
+      async () => {
+        const { status, body } = await client.getRaw("/readyz", options.signal);
+        return status === 200 ? { done: true, value: undefined } : { done: false, reason: `/readyz ${status}: ${body.trim()}` };
+      },
+      { description: `the API server of context "${context}"`, timeoutMs: 15_000, signal: options.signal },
+    ).catch((error: unknown) => {
+      throw new InfrastructureError(
+        "cluster/unreachable",
+        `provider existing: context "${context}" in ${this.config.kubeconfigPath} does not answer`,
+        [String(error instanceof Error ? error.message : error)],
+      );
+    });
+    this.deps.logger.info(`existing: using context "${context}" (${client.server})`);
+    return {
+      provider: "existing",
+      name: context,
+      kubeconfigPath: this.config.kubeconfigPath,
+      context,
+      apiServerUrl: client.server,
+    };
+  }
+
+  delete(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  collectLogs(): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+
+  processIds(): Promise<number[]> {
+    return Promise.resolve([]);
+  }
+}

@@ -1,0 +1,153 @@
+import { mkdir, readdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { InfrastructureError, throwIfAborted } from "../errors.js";
+import { KubeClient } from "../kube/kube-client.js";
+import { findExecutable, tailLines, type CommandRunner } from "../process/command-runner.js";
+import type { Logger } from "../util/logger.js";
+import type { KindClusterConfig } from "./cluster-config.js";
+import type { ClusterAccess, ClusterProvider, CreateOptions } from "./cluster-provider.js";
+import { waitForWorkloadReady } from "./cluster-readiness.js";
+
+const READY_TIMEOUT_MS = 180_000;
+
+export interface KindProviderDeps {
+  readonly runner: CommandRunner;
+  readonly logger: Logger;
+  /** PATH to find `kind` and `docker` on; the process's PATH by default. */
+  readonly path?: string;
+}
+
+/**
+ * kind: nodes are Docker containers, so Pods really run. Thin by design: the
+ * kind CLI does the work; this class builds its arguments, checks its
+ * prerequisites and reports failures with kind's own output.
+ */
+export class KindProvider implements ClusterProvider {
+  readonly provider = "kind";
+
+  constructor(
+    private readonly config: KindClusterConfig,
+    private readonly deps: KindProviderDeps,
+  ) {}
+
+  async create(options: CreateOptions = {}): Promise<ClusterAccess> {
+    const { signal } = options;
+    const kind = await this.requireKind();
+    await this.requireDocker();
+    await mkdir(dirname(this.config.kubeconfigPath), { recursive: true });
+    this.deps.logger.info(`kind: creating cluster "${this.config.name}" (this pulls the node image on first use)`);
+    try {
+      const created = await this.deps.runner.run([kind, ...kindCreateArgs(this.config)], {
+        signal,
+        onStderrLine: (line) => this.deps.logger.info(`kind: ${line.trim()}`),
+      });
+      throwIfAborted(signal, "kind cluster create");
+      if (created.exitCode !== 0) {
+        throw new InfrastructureError(
+          "cluster/start-failed",
+          `kind create cluster "${this.config.name}" exited with ${created.exitCode}`,
+          tailLines(created.stderr, 20),
+        );
+      }
+      const access = this.access();
+      await waitForWorkloadReady(KubeClient.fromKubeconfig(access.kubeconfigPath, access.context), {
+        timeoutMs: READY_TIMEOUT_MS,
+        signal,
+      });
+      return access;
+    } catch (error) {
+      await this.delete().catch((cleanupError: unknown) =>
+        this.deps.logger.warn(`kind: cleanup after failed create: ${String(cleanupError)}`),
+      );
+      throw error;
+    }
+  }
+
+  async delete(): Promise<void> {
+    const kind = await this.requireKind();
+    const result = await this.deps.runner.run([kind, ...kindDeleteArgs(this.config)]);
+    if (result.exitCode !== 0) {
+      throw new InfrastructureError(
+        "cluster/delete-failed",
+        `kind delete cluster "${this.config.name}" exited with ${result.exitCode}`,
+        tailLines(result.stderr, 10),
+      );
+    }
+  }
+
+  async collectLogs(directory: string): Promise<string[]> {
+    const kind = await this.requireKind();
+    await mkdir(directory, { recursive: true });
+    const result = await this.deps.runner.run([kind, "export", "logs", directory, "--name", this.config.name]);
+    if (result.exitCode !== 0) {
+      this.deps.logger.warn(`kind export logs failed: ${tailLines(result.stderr, 3).join(" | ")}`);
+      return [];
+    }
+    return (await readdir(directory, { recursive: true })).map((file) => join(directory, file));
+  }
+
+  /** kind's processes live in containers; there is nothing local to track. */
+  processIds(): Promise<number[]> {
+    return Promise.resolve([]);
+  }
+
+  private access(): ClusterAccess {
+    const context = `kind-${this.config.name}`;
+    const client = KubeClient.fromKubeconfig(this.config.kubeconfigPath, context);
+    return {
+      provider: "kind",
+      name: this.config.name,
+      kubeconfigPath: this.config.kubeconfigPath,
+      context,
+      apiServerUrl: client.server,
+    };
+  }
+
+  private async requireKind(): Promise<string> {
+    const kind = await findExecutable("kind", this.deps.path);
+    if (!kind) {
+      throw new InfrastructureError(
+        "cluster/kind-missing",
+        "provider kind: the kind command is not on PATH. Install kind (in GitHub Actions, a setup step such as helm/kind-action provides it) or use --provider kwok, which needs no Docker.",
+      );
+    }
+    return kind;
+  }
+
+  private async requireDocker(): Promise<void> {
+    const docker = await findExecutable("docker", this.deps.path);
+    if (!docker) {
+      throw new InfrastructureError(
+        "cluster/docker-missing",
+        "provider kind: the docker command is not on PATH; kind runs its nodes as Docker containers. Use --provider kwok where there is no Docker.",
+      );
+    }
+    const info = await this.deps.runner.run([docker, "info", "--format", "{{.ServerVersion}}"], { timeoutMs: 20_000 });
+    if (info.exitCode !== 0) {
+      throw new InfrastructureError(
+        "cluster/docker-unavailable",
+        "provider kind: no Docker engine answers (docker info failed); kind needs one. Use --provider kwok where there is no Docker.",
+        tailLines(info.stderr, 5),
+      );
+    }
+  }
+}
+
+/** Arguments of `kind create cluster`; kind writes only the kubeconfig we name. */
+export function kindCreateArgs(config: KindClusterConfig): string[] {
+  return [
+    "create",
+    "cluster",
+    "--name",
+    config.name,
+    ...(config.nodeImage ? ["--image", config.nodeImage] : []),
+    "--kubeconfig",
+    config.kubeconfigPath,
+    "--wait",
+    "120s",
+  ];
+}
+
+export function kindDeleteArgs(config: KindClusterConfig): string[] {
+  return ["delete", "cluster", "--name", config.name, "--kubeconfig", config.kubeconfigPath];
+}

@@ -1,0 +1,38 @@
+import { readFileSync } from "node:fs";
+
+/** Facts about OS processes by pid; used to prove nothing the kit started survives it. */
+
+/**
+ * True when a process with this pid exists and has not exited. A zombie
+ * (exited, not yet reaped) counts as gone: daemons that kwokctl detaches are
+ * reparented to PID 1, which in some containers never reaps them.
+ */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM means it exists but belongs to someone else.
+    if (!(error instanceof Error && "code" in error && error.code === "EPERM")) return false;
+  }
+  return processState(pid) !== "Z";
+}
+
+/** The one-letter state from /proc (R, S, D, Z, ...), or undefined off Linux or when gone. */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name is parenthesised and may contain spaces; the state follows it.
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends a signal, ignoring a process that is already gone. */
+export function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch (error) {
+    if (!(error instanceof Error && "code" in error && error.code === "ESRCH")) throw error;
+  }
+}

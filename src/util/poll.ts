@@ -1,0 +1,56 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { AbortedError, describeError } from "../errors.js";
+
+/** Result of one observation: done with a value, or not yet with the reason why. */
+export type PollResult<T> = { done: true; value: T } | { done: false; reason: string };
+
+export interface PollOptions {
+  /** What is being waited for, used in the timeout message. */
+  readonly description: string;
+  /** Give up after this many milliseconds. */
+  readonly timeoutMs: number;
+  /** Pause between observations; default 100 ms. */
+  readonly intervalMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** Raised when a poll reaches its deadline; carries the last reason observed. */
+export class PollTimeoutError extends Error {
+  readonly code = "poll/timeout";
+  constructor(
+    readonly description: string,
+    readonly lastReason: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`timed out after ${timeoutMs} ms waiting for ${description}: ${lastReason}`);
+    this.name = "PollTimeoutError";
+  }
+}
+
+/**
+ * Observes until `check` reports done or the deadline passes. This is the
+ * only way the kit waits for the cluster: a deadline-bounded poll on an
+ * observable fact, never a fixed sleep. Errors thrown by `check` count as
+ * "not yet" (the API may be starting) and become the reason.
+ */
+export async function pollUntil<T>(check: () => Promise<PollResult<T>>, options: PollOptions): Promise<T> {
+  const interval = options.intervalMs ?? 100;
+  const deadline = Date.now() + options.timeoutMs;
+  let lastReason = "never observed";
+  for (;;) {
+    if (options.signal?.aborted) throw new AbortedError(`waiting for ${options.description}: aborted`);
+    try {
+      const result = await check();
+      if (result.done) return result.value;
+      lastReason = result.reason;
+    } catch (error) {
+      lastReason = describeError(error);
+    }
+    if (Date.now() >= deadline) throw new PollTimeoutError(options.description, lastReason, options.timeoutMs);
+    try {
+      await delay(interval, undefined, { signal: options.signal });
+    } catch {
+      throw new AbortedError(`waiting for ${options.description}: aborted`);
+    }
+  }
+}
