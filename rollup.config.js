@@ -18,7 +18,8 @@ const config = {
     // Dependencies load some built-ins with require() inside try/catch (undici's
     // http2); the commonjs plugin leaves those calls as they are, so an ES module
     // bundle must provide a real require or they silently fall back.
-    intro: 'import { createRequire as __rcCreateRequire } from "node:module";\nconst require = __rcCreateRequire(import.meta.url);',
+    intro:
+      'import { createRequire as __rcCreateRequire } from "node:module";\nconst require = __rcCreateRequire(import.meta.url);',
   },
   plugins: [
     typescript({ noEmit: false, outDir: "dist", rootDir: ".", declaration: false, include: ["src/**/*.ts"] }),

@@ -67,8 +67,8 @@ export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   // "fetch failed" and friends only make sense with their cause attached.
   const causes: string[] = [];
-  for (let cause = error.cause; cause !== undefined && causes.length < 5; ) {
-    causes.push(cause instanceof Error ? cause.message : String(cause));
+  for (let cause = error.cause; cause !== undefined && causes.length < 5;) {
+    causes.push(cause instanceof Error ? cause.message : JSON.stringify(cause));
     cause = cause instanceof Error ? cause.cause : undefined;
   }
   return [error.message, ...causes].join(": ");

@@ -12,6 +12,9 @@ export function parseFlags<T extends OptionSpec>(args: string[], options: T, com
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new UsageError("cli/bad-flag", `${command}: ${message}. See: reconcile-conformance ${command} --help`);
+    throw new UsageError(
+      "cli/bad-flag",
+      `${command}: ${message}. See: reconcile-conformance ${command} --help`,
+    );
   }
 }

@@ -33,7 +33,9 @@ export async function clusterCreate(args: string[], context: CommandContext): Pr
   const config = parseClusterConfig(settingsFrom(args, "cluster create"), context.environment);
   const provider = createProvider(config, context);
   const access = await provider.create({ signal: context.signal });
-  context.logger.info(`cluster ready: provider ${access.provider}, context ${access.context}, API ${access.apiServerUrl}`);
+  context.logger.info(
+    `cluster ready: provider ${access.provider}, context ${access.context}, API ${access.apiServerUrl}`,
+  );
   context.stdout.write(`${access.kubeconfigPath}\n`);
   return ExitCode.ok;
 }

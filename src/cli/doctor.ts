@@ -27,7 +27,9 @@ export async function doctor(context: CommandContext): Promise<ExitCode> {
   }
   const blocking = findings.filter((f) => f.required && f.status === "missing");
   if (blocking.length > 0) {
-    context.logger.info(`doctor: the default kwok provider cannot run: ${blocking.map((f) => f.what).join(", ")} missing`);
+    context.logger.info(
+      `doctor: the default kwok provider cannot run: ${blocking.map((f) => f.what).join(", ")} missing`,
+    );
     return ExitCode.infrastructure;
   }
   return ExitCode.ok;
@@ -90,7 +92,9 @@ export async function examine(context: CommandContext): Promise<Finding[]> {
     required: false,
   });
   const docker = await findExecutable("docker", path);
-  const engine = docker ? await runner.run([docker, "info", "--format", "{{.ServerVersion}}"], { timeoutMs: 10_000 }) : undefined;
+  const engine = docker
+    ? await runner.run([docker, "info", "--format", "{{.ServerVersion}}"], { timeoutMs: 10_000 })
+    : undefined;
   findings.push({
     status: engine?.exitCode === 0 ? "ok" : "warning",
     what: "docker engine",
@@ -113,4 +117,3 @@ export async function examine(context: CommandContext): Promise<Finding[]> {
   }
   return findings;
 }
-

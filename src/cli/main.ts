@@ -71,7 +71,10 @@ export async function main(args: string[], deps: CliDeps): Promise<ExitCode> {
       parseFlags(args.slice(1), { verbose: clusterFlags.verbose }, "doctor");
       return await doctor(context);
     }
-    throw new UsageError("cli/unknown-command", `unknown command "${command}". Run reconcile-conformance --help`);
+    throw new UsageError(
+      "cli/unknown-command",
+      `unknown command "${command}". Run reconcile-conformance --help`,
+    );
   } catch (error) {
     report(error, logger);
     return exitCodeOf(error);
@@ -84,7 +87,11 @@ function report(error: unknown, logger: Logger): void {
     logger.info("evidence:");
     for (const line of error.details) logger.info(`  ${line}`);
   }
-  if (!(error instanceof UsageError || error instanceof InfrastructureError) && error instanceof Error && error.stack) {
+  if (
+    !(error instanceof UsageError || error instanceof InfrastructureError) &&
+    error instanceof Error &&
+    error.stack
+  ) {
     logger.debug(error.stack);
   }
 }

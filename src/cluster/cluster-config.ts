@@ -64,12 +64,17 @@ export const DEFAULT_CLUSTER_NAME = "reconcile-conformance";
 /** Root of everything the kit caches: Node, Kubernetes binaries, kwok clusters. */
 export function cacheRoot(environment: ClusterEnvironment): string {
   const { env, homeDir } = environment;
-  return env.RECONCILE_CONFORMANCE_CACHE || join(env.XDG_CACHE_HOME || join(homeDir, ".cache"), "reconcile-conformance");
+  return (
+    env.RECONCILE_CONFORMANCE_CACHE ||
+    join(env.XDG_CACHE_HOME || join(homeDir, ".cache"), "reconcile-conformance")
+  );
 }
 
 /** Where hack/kube-binaries/build.sh puts the binaries (same rule as the script). */
 export function defaultKubeBinDir(environment: ClusterEnvironment): string {
-  return environment.env.RECONCILE_CONFORMANCE_KUBE_BIN_DIR || join(cacheRoot(environment), "kube", KUBE_VERSION);
+  return (
+    environment.env.RECONCILE_CONFORMANCE_KUBE_BIN_DIR || join(cacheRoot(environment), "kube", KUBE_VERSION)
+  );
 }
 
 export function processEnvironment(): ClusterEnvironment {
@@ -135,7 +140,9 @@ export function parseClusterConfig(
       reject("nodeImage", "node-image");
       reject("binDir", "bin-dir");
       const kubeconfigPath =
-        settings.kubeconfig ?? firstKubeconfig(environment.env.KUBECONFIG) ?? join(environment.homeDir, ".kube", "config");
+        settings.kubeconfig ??
+        firstKubeconfig(environment.env.KUBECONFIG) ??
+        join(environment.homeDir, ".kube", "config");
       return {
         provider,
         kubeconfigPath,

@@ -16,7 +16,9 @@ export async function waitForWorkloadReady(
   await pollUntil(
     async () => {
       const { status, body } = await client.getRaw("/readyz", options.signal);
-      return status === 200 ? { done: true, value: undefined } : { done: false, reason: `/readyz ${status}: ${body.trim()}` };
+      return status === 200
+        ? { done: true, value: undefined }
+        : { done: false, reason: `/readyz ${status}: ${body.trim()}` };
     },
     { description: "the API server to be ready", timeoutMs: remaining(), signal: options.signal },
   );
@@ -26,15 +28,25 @@ export async function waitForWorkloadReady(
       const nodes = await client.list("v1", "Node");
       const ready = nodes.filter(isNodeReady);
       if (ready.length > 0) return { done: true, value: undefined };
-      return { done: false, reason: nodes.length === 0 ? "no nodes registered" : `${nodes.length} node(s), none Ready` };
+      return {
+        done: false,
+        reason: nodes.length === 0 ? "no nodes registered" : `${nodes.length} node(s), none Ready`,
+      };
     },
     { description: "a Ready node", timeoutMs: remaining(), signal: options.signal },
   );
 
   await pollUntil(
     async () => {
-      const account = await client.tryGet({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default", name: "default" });
-      return account ? { done: true, value: undefined } : { done: false, reason: "ServiceAccount default/default not created yet" };
+      const account = await client.tryGet({
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        namespace: "default",
+        name: "default",
+      });
+      return account
+        ? { done: true, value: undefined }
+        : { done: false, reason: "ServiceAccount default/default not created yet" };
     },
     { description: "the default ServiceAccount", timeoutMs: remaining(), signal: options.signal },
   );

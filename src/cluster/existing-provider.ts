@@ -1,5 +1,5 @@
 import { access } from "node:fs/promises";
-import { InfrastructureError } from "../errors.js";
+import { describeError, InfrastructureError } from "../errors.js";
 import { KubeClient } from "../kube/kube-client.js";
 import type { Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
@@ -32,16 +32,20 @@ export class ExistingProvider implements ClusterProvider {
     await pollUntil(
       async () => {
         const { status, body } = await client.getRaw("/readyz", options.signal);
-        return status === 200 ? { done: true, value: undefined } : { done: false, reason: `/readyz ${status}: ${body.trim()}` };
+        return status === 200
+          ? { done: true, value: undefined }
+          : { done: false, reason: `/readyz ${status}: ${body.trim()}` };
       },
       { description: `the API server of context "${context}"`, timeoutMs: 15_000, signal: options.signal },
-    ).catch((error: unknown) => {
-      throw new InfrastructureError(
-        "cluster/unreachable",
-        `provider existing: context "${context}" in ${this.config.kubeconfigPath} does not answer`,
-        [String(error instanceof Error ? error.message : error)],
-      );
-    });
+    )
+      .catch((error: unknown) => {
+        throw new InfrastructureError(
+          "cluster/unreachable",
+          `provider existing: context "${context}" in ${this.config.kubeconfigPath} does not answer`,
+          [describeError(error)],
+        );
+      })
+      .finally(() => client.close());
     this.deps.logger.info(`existing: using context "${context}" (${client.server})`);
     return {
       provider: "existing",

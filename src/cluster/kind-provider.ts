@@ -35,7 +35,9 @@ export class KindProvider implements ClusterProvider {
     const kind = await this.requireKind();
     await this.requireDocker();
     await mkdir(dirname(this.config.kubeconfigPath), { recursive: true });
-    this.deps.logger.info(`kind: creating cluster "${this.config.name}" (this pulls the node image on first use)`);
+    this.deps.logger.info(
+      `kind: creating cluster "${this.config.name}" (this pulls the node image on first use)`,
+    );
     try {
       const created = await this.deps.runner.run([kind, ...kindCreateArgs(this.config)], {
         signal,
@@ -50,10 +52,12 @@ export class KindProvider implements ClusterProvider {
         );
       }
       const access = this.access();
-      await waitForWorkloadReady(KubeClient.fromKubeconfig(access.kubeconfigPath, access.context), {
-        timeoutMs: READY_TIMEOUT_MS,
-        signal,
-      });
+      const client = KubeClient.fromKubeconfig(access.kubeconfigPath, access.context);
+      try {
+        await waitForWorkloadReady(client, { timeoutMs: READY_TIMEOUT_MS, signal });
+      } finally {
+        client.close();
+      }
       return access;
     } catch (error) {
       await this.delete().catch((cleanupError: unknown) =>
@@ -78,7 +82,14 @@ export class KindProvider implements ClusterProvider {
   async collectLogs(directory: string): Promise<string[]> {
     const kind = await this.requireKind();
     await mkdir(directory, { recursive: true });
-    const result = await this.deps.runner.run([kind, "export", "logs", directory, "--name", this.config.name]);
+    const result = await this.deps.runner.run([
+      kind,
+      "export",
+      "logs",
+      directory,
+      "--name",
+      this.config.name,
+    ]);
     if (result.exitCode !== 0) {
       this.deps.logger.warn(`kind export logs failed: ${tailLines(result.stderr, 3).join(" | ")}`);
       return [];
@@ -94,6 +105,7 @@ export class KindProvider implements ClusterProvider {
   private access(): ClusterAccess {
     const context = `kind-${this.config.name}`;
     const client = KubeClient.fromKubeconfig(this.config.kubeconfigPath, context);
+    client.close();
     return {
       provider: "kind",
       name: this.config.name,
@@ -122,7 +134,9 @@ export class KindProvider implements ClusterProvider {
         "provider kind: the docker command is not on PATH; kind runs its nodes as Docker containers. Use --provider kwok where there is no Docker.",
       );
     }
-    const info = await this.deps.runner.run([docker, "info", "--format", "{{.ServerVersion}}"], { timeoutMs: 20_000 });
+    const info = await this.deps.runner.run([docker, "info", "--format", "{{.ServerVersion}}"], {
+      timeoutMs: 20_000,
+    });
     if (info.exitCode !== 0) {
       throw new InfrastructureError(
         "cluster/docker-unavailable",

@@ -1,10 +1,10 @@
 import { copyFile, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { pathExists } from "../util/files.js";
 import { join } from "node:path";
-import { InfrastructureError, UsageError, throwIfAborted } from "../errors.js";
+import { describeError, InfrastructureError, UsageError, throwIfAborted } from "../errors.js";
 import { KubeClient } from "../kube/kube-client.js";
 import { tailLines, type CommandRunner } from "../process/command-runner.js";
-import { isProcessAlive, signalProcess } from "../process/process-table.js";
+import { findProcessesByArgument, isProcessAlive, signalProcess } from "../process/process-table.js";
 import type { Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
 import { KUBE_VERSION, type KwokClusterConfig } from "./cluster-config.js";
@@ -72,21 +72,29 @@ export class KwokProvider implements ClusterProvider {
       const created = await this.kwokctl(kwokctlCreateArgs(this.config), signal);
       if (created.exitCode !== 0) {
         throwIfAborted(signal, "kwok cluster create");
-        throw await this.startFailure(`kwokctl create cluster exited with ${created.exitCode}`, created.stderr);
+        throw await this.startFailure(
+          `kwokctl create cluster exited with ${created.exitCode}`,
+          created.stderr,
+        );
       }
       this.deps.logger.info("kwok: control plane running; adding a simulated node");
-      const scaled = await this.kwokctl(["scale", "node", "--replicas", "1", "--name", this.config.name], signal);
+      const scaled = await this.kwokctl(
+        ["scale", "node", "--replicas", "1", "--name", this.config.name],
+        signal,
+      );
       if (scaled.exitCode !== 0) {
         throwIfAborted(signal, "kwok cluster create");
         throw await this.startFailure(`kwokctl scale node exited with ${scaled.exitCode}`, scaled.stderr);
       }
-      const access = await this.access();
+      const access = this.access();
       const client = KubeClient.fromKubeconfig(access.kubeconfigPath, access.context);
       try {
         await waitForWorkloadReady(client, { timeoutMs: READY_TIMEOUT_MS, signal });
       } catch (error) {
         throwIfAborted(signal, "kwok cluster create");
-        throw await this.startFailure(error instanceof Error ? error.message : String(error), "", error);
+        throw await this.startFailure(describeError(error), "", error);
+      } finally {
+        client.close();
       }
       this.deps.logger.info(
         `kwok: cluster "${this.config.name}" ready in ${((Date.now() - started) / 1000).toFixed(1)}s (${access.apiServerUrl})`,
@@ -108,7 +116,9 @@ export class KwokProvider implements ClusterProvider {
     this.deps.logger.info(`kwok: deleting cluster "${this.config.name}"`);
     const result = await this.kwokctl(["delete", "cluster", "--name", this.config.name]);
     if (result.exitCode !== 0) {
-      this.deps.logger.warn(`kwokctl delete cluster exited with ${result.exitCode}: ${tailLines(result.stderr, 3).join(" | ")}`);
+      this.deps.logger.warn(
+        `kwokctl delete cluster exited with ${result.exitCode}: ${tailLines(result.stderr, 3).join(" | ")}`,
+      );
     }
     // kwokctl sends SIGTERM and does not wait; make sure nothing it started outlives us.
     const survivors = await this.stopProcesses(pids);
@@ -134,20 +144,27 @@ export class KwokProvider implements ClusterProvider {
     return written;
   }
 
+  /**
+   * The cluster's processes: those kwokctl recorded in pids/, and any other
+   * live process whose command line points into the cluster's directory (one
+   * kwokctl started but had not recorded when it was interrupted).
+   */
   async processIds(): Promise<number[]> {
     const pidsDir = join(this.clusterDir, "pids");
     const files = await readdir(pidsDir).catch(() => [] as string[]);
-    const pids: number[] = [];
+    const pids = new Set<number>();
     for (const file of files) {
       const pid = Number.parseInt((await readFile(join(pidsDir, file), "utf8")).trim(), 10);
-      if (Number.isInteger(pid) && pid > 0) pids.push(pid);
+      if (Number.isInteger(pid) && pid > 0) pids.add(pid);
     }
-    return pids;
+    for (const pid of findProcessesByArgument(`${this.clusterDir}/`)) pids.add(pid);
+    return [...pids];
   }
 
-  private async access(): Promise<ClusterAccess> {
+  private access(): ClusterAccess {
     const context = `kwok-${this.config.name}`;
     const client = KubeClient.fromKubeconfig(this.kubeconfigPath, context);
+    client.close();
     return {
       provider: "kwok",
       name: this.config.name,
@@ -160,13 +177,16 @@ export class KwokProvider implements ClusterProvider {
   private async stopProcesses(pids: number[]): Promise<number[]> {
     const alive = () => pids.filter(isProcessAlive);
     const gracefully = await pollUntil(
-      async () => (alive().length === 0 ? { done: true, value: true } : { done: false, reason: `alive: ${alive().join(", ")}` }),
+      () =>
+        alive().length === 0
+          ? { done: true, value: true }
+          : { done: false, reason: `alive: ${alive().join(", ")}` },
       { description: "cluster processes to exit", timeoutMs: 10_000, intervalMs: 50 },
     ).catch(() => false);
     if (gracefully) return [];
     for (const pid of alive()) signalProcess(pid, "SIGKILL");
     return pollUntil(
-      async () => (alive().length === 0 ? { done: true, value: [] } : { done: false, reason: alive().join(", ") }),
+      () => (alive().length === 0 ? { done: true, value: [] } : { done: false, reason: alive().join(", ") }),
       { description: "killed cluster processes to exit", timeoutMs: 5_000, intervalMs: 50 },
     ).catch(() => alive());
   }
@@ -193,15 +213,24 @@ export class KwokProvider implements ClusterProvider {
   }
 
   /** An error that carries the tail of every component's log: why a start failed is in there. */
-  private async startFailure(message: string, kwokctlStderr: string, cause?: unknown): Promise<InfrastructureError> {
+  private async startFailure(
+    message: string,
+    kwokctlStderr: string,
+    cause?: unknown,
+  ): Promise<InfrastructureError> {
     const details = tailLines(kwokctlStderr, 15).map((line) => `kwokctl: ${line}`);
     for (const component of COMPONENTS) {
       const log = await readFile(join(this.clusterDir, "logs", `${component}.log`), "utf8").catch(() => "");
       details.push(...tailLines(log, 8).map((line) => `${component}: ${line}`));
     }
-    return new InfrastructureError("cluster/start-failed", `kwok cluster "${this.config.name}" did not start: ${message}`, details, {
-      cause,
-    });
+    return new InfrastructureError(
+      "cluster/start-failed",
+      `kwok cluster "${this.config.name}" did not start: ${message}`,
+      details,
+      {
+        cause,
+      },
+    );
   }
 }
 
@@ -241,4 +270,3 @@ export function kwokctlEnv(config: KwokClusterConfig): Record<string, string> {
     KWOK_KUBECTL_BINARY: join(config.binDir, "kubectl"),
   };
 }
-

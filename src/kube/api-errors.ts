@@ -1,8 +1,34 @@
 /**
- * Typed questions about errors from the API server. client-node throws
- * ApiException with the HTTP `code` and the Status body; Conflict and
- * AlreadyExists share 409 and differ only in the Status `reason`.
+ * Errors from the API server and typed questions about them. Conflict and
+ * AlreadyExists share HTTP 409 and differ only in the Status `reason`.
  */
+
+/** A non-2xx answer of the API server, with its Status reason and message. */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    /** HTTP status code. */
+    readonly code: number,
+    /** Kubernetes Status reason: Conflict, AlreadyExists, NotFound, Invalid, ... */
+    readonly reason: string | undefined,
+    message: string,
+    /** The response body as received. */
+    readonly body: string | undefined,
+  ) {
+    super(message);
+  }
+
+  static fromResponse(method: string, path: string, code: number, body: string): ApiError {
+    const status = parseStatus(body);
+    const detail = status?.message ?? (body.trim().slice(0, 300) || "no body");
+    return new ApiError(
+      code,
+      status?.reason,
+      `${method} ${path}: ${code} ${status?.reason ?? ""}: ${detail}`.replace(" : ", ": "),
+      body,
+    );
+  }
+}
 
 export interface ApiStatus {
   readonly code: number;
@@ -10,16 +36,17 @@ export interface ApiStatus {
   readonly message?: string;
 }
 
-/** The HTTP status and Kubernetes Status reason of an API error, or undefined for other errors. */
+/** The HTTP status and Status reason of an API error (ours or client-node's), or undefined for other errors. */
 export function apiStatusOf(error: unknown): ApiStatus | undefined {
+  if (error instanceof ApiError) return { code: error.code, reason: error.reason, message: error.message };
   if (typeof error !== "object" || error === null || !("code" in error) || typeof error.code !== "number") {
     return undefined;
   }
-  const body = "body" in error ? parseBody(error.body) : undefined;
+  const body = "body" in error ? parseStatus(error.body) : undefined;
   return { code: error.code, reason: body?.reason, message: body?.message };
 }
 
-function parseBody(body: unknown): { reason?: string; message?: string } | undefined {
+function parseStatus(body: unknown): { reason?: string; message?: string } | undefined {
   let value = body;
   if (typeof value === "string") {
     try {

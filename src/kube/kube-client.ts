@@ -1,14 +1,8 @@
-import {
-  KubeConfig,
-  KubernetesObjectApi,
-  PatchStrategy,
-  Watch,
-  type KubernetesObject,
-} from "@kubernetes/client-node";
+import { KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import http from "node:http";
 import https from "node:https";
 import { InfrastructureError } from "../errors.js";
-import { isNotFound } from "./api-errors.js";
+import { ApiError, isNotFound } from "./api-errors.js";
 
 /** Every write the kit makes carries this field manager, so managedFields attribute it. */
 export const FIELD_MANAGER = "reconcile-conformance";
@@ -29,47 +23,47 @@ export type PatchType = "merge" | "strategic" | "json" | "apply";
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
 
 export interface WatchHandle {
-  /** Stops the watch; `done` resolves once the stream is closed. */
+  /** Stops the watch. */
   stop(): void;
   /** Settles when the stream ends: resolves on a clean close or stop, rejects on an error. */
   readonly done: Promise<void>;
 }
 
-const patchContentTypes: Record<PatchType, PatchStrategy> = {
-  merge: PatchStrategy.MergePatch,
-  strategic: PatchStrategy.StrategicMergePatch,
-  json: PatchStrategy.JsonPatch,
-  apply: PatchStrategy.ServerSideApply,
+const patchContentTypes: Record<PatchType, string> = {
+  merge: "application/merge-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+  json: "application/json-patch+json",
+  apply: "application/apply-patch+yaml",
 };
 
-/** Exposes the discovery-backed URL building that client-node keeps protected. */
-class ObjectApi extends KubernetesObjectApi {
-  static forConfig(config: KubeConfig): ObjectApi {
-    const api = config.makeApiClient(ObjectApi);
-    api.setDefaultNamespace(config);
-    return api;
-  }
+interface ResourceInfo {
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
 
-  async collectionPath(apiVersion: string, kind: string, namespace: string | undefined): Promise<string> {
-    const resource = await this.resource(apiVersion, kind);
-    if (!resource) throw new Error(`unknown kind ${kind} in ${apiVersion} (not served by the API server)`);
-    const base = this.apiVersionPath(apiVersion);
-    const scope = resource.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
-    return `${base}${scope}/${resource.name}`;
-  }
+interface RequestOptions {
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly query?: Readonly<Record<string, string | undefined>>;
+  readonly signal?: AbortSignal;
 }
 
 /**
  * The kit's narrow door to a cluster: an explicit kubeconfig (never the
- * ambient one), generic object verbs, and a fixed field manager. Errors from
- * the API server surface as client-node's ApiException; use isConflict and
- * friends from ./api-errors.ts on them.
+ * ambient one), generic object verbs on plain JSON, and a fixed field
+ * manager. client-node loads the kubeconfig and supplies credentials; the
+ * requests themselves are plain JSON over HTTP so that no field of any object
+ * is dropped or reshaped by a typed model on its way to or from the server.
+ * API failures throw ApiError (see ./api-errors.ts for isConflict and friends).
  */
 export class KubeClient {
-  private readonly objects: ObjectApi;
+  private readonly discovery = new Map<string, Map<string, ResourceInfo>>();
+  private readonly agent: http.Agent;
 
   private constructor(readonly config: KubeConfig) {
-    this.objects = ObjectApi.forConfig(config);
+    const url = new URL(this.server);
+    this.agent =
+      url.protocol === "https:" ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   }
 
   /** Loads a kubeconfig file; `context` defaults to the file's current-context. */
@@ -84,7 +78,10 @@ export class KubeClient {
     }
     if (context) {
       if (!config.getContexts().some((c) => c.name === context)) {
-        throw new InfrastructureError("kube/context-missing", `kubeconfig ${path} has no context "${context}"`);
+        throw new InfrastructureError(
+          "kube/context-missing",
+          `kubeconfig ${path} has no context "${context}"`,
+        );
       }
       config.setCurrentContext(context);
     }
@@ -98,101 +95,133 @@ export class KubeClient {
     return cluster.server;
   }
 
-  async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
-    return (await this.objects.read<KubeObject>(header(ref))) as T;
+  /** Closes idle keep-alive connections so a finished test or run does not linger. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  async get<T extends KubeObject = KubeObject>(ref: ObjectRef, signal?: AbortSignal): Promise<T> {
+    return this.json<T>("GET", await this.objectPath(ref), { signal });
   }
 
   /** Like get, but undefined when the object does not exist. */
-  async tryGet<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+  async tryGet<T extends KubeObject = KubeObject>(
+    ref: ObjectRef,
+    signal?: AbortSignal,
+  ): Promise<T | undefined> {
     try {
-      return await this.get<T>(ref);
+      return await this.get<T>(ref, signal);
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
   }
 
+  /** Lists a collection; each item gets its apiVersion and kind back (the server omits them in lists). */
   async list<T extends KubeObject = KubeObject>(
     apiVersion: string,
     kind: string,
-    options: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
+    options: {
+      namespace?: string;
+      labelSelector?: string;
+      fieldSelector?: string;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<T[]> {
-    const list = await this.objects.list<KubeObject>(
-      apiVersion,
-      kind,
-      options.namespace,
-      undefined,
-      undefined,
-      undefined,
-      options.fieldSelector,
-      options.labelSelector,
-    );
-    return list.items.map((item) => ({ apiVersion, kind, ...item }) as T);
+    const path = await this.collectionPath(apiVersion, kind, options.namespace);
+    const list = await this.json<{ items?: T[] }>("GET", path, {
+      query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
+      signal: options.signal,
+    });
+    return (list.items ?? []).map((item) => ({ ...item, apiVersion, kind }));
   }
 
-  async create<T extends KubeObject>(object: T): Promise<T> {
-    return (await this.objects.create(object, undefined, undefined, FIELD_MANAGER)) as T;
+  async create<T extends KubeObject = KubeObject>(object: KubeObject): Promise<T> {
+    const ref = refOf(object);
+    const path = await this.collectionPath(ref.apiVersion, ref.kind, ref.namespace);
+    return this.json<T>("POST", path, { body: object, query: { fieldManager: FIELD_MANAGER } });
   }
 
-  /** PUT: the object's metadata.resourceVersion, when set, is a precondition. */
-  async replace<T extends KubeObject>(object: T): Promise<T> {
-    return (await this.objects.replace(object, undefined, undefined, FIELD_MANAGER)) as T;
-  }
-
-  /** PATCH; `patch` must name the object (apiVersion, kind, metadata.name/namespace). */
-  async patch<T extends KubeObject>(
-    patch: KubeObject,
-    options: { type: PatchType; force?: boolean } = { type: "merge" },
+  /**
+   * PUT. The object's metadata.resourceVersion, when set, is a precondition:
+   * a stale one is answered 409 Conflict. `subresource: "status"` writes status.
+   */
+  async replace<T extends KubeObject = KubeObject>(
+    object: KubeObject,
+    options: { subresource?: string } = {},
   ): Promise<T> {
-    return (await this.objects.patch(
-      patch,
-      undefined,
-      undefined,
-      FIELD_MANAGER,
-      options.force,
-      patchContentTypes[options.type],
-    )) as T;
+    const path = await this.objectPath(refOf(object), options.subresource);
+    return this.json<T>("PUT", path, { body: object, query: { fieldManager: FIELD_MANAGER } });
+  }
+
+  /** PATCH; `patch` names the object (apiVersion, kind, metadata.name/namespace). */
+  async patch<T extends KubeObject = KubeObject>(
+    patch: KubeObject,
+    options: { type: PatchType; force?: boolean; subresource?: string } = { type: "merge" },
+  ): Promise<T> {
+    const path = await this.objectPath(refOf(patch), options.subresource);
+    return this.json<T>("PATCH", path, {
+      body: patch,
+      contentType: patchContentTypes[options.type],
+      query: {
+        fieldManager: FIELD_MANAGER,
+        force: options.force === undefined ? undefined : String(options.force),
+      },
+    });
   }
 
   async delete(
     ref: ObjectRef,
     options: { propagationPolicy?: "Foreground" | "Background" | "Orphan" } = {},
   ): Promise<void> {
-    await this.objects.delete(header(ref), undefined, undefined, undefined, undefined, options.propagationPolicy);
+    await this.json("DELETE", await this.objectPath(ref), {
+      body: options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : undefined,
+    });
   }
 
   /**
-   * Watches a collection from `resourceVersion` (or from now). Events arrive
-   * in order through `onEvent`; `stop()` or `signal` ends the stream.
+   * Watches a collection from `resourceVersion` (or from now). Events are
+   * delivered in order, one per line of the stream as it arrives.
    */
   async watch(
     target: { apiVersion: string; kind: string; namespace?: string },
     onEvent: (type: WatchEventType, object: KubeObject) => void,
     options: { resourceVersion?: string; labelSelector?: string; signal?: AbortSignal } = {},
   ): Promise<WatchHandle> {
-    const path = await this.objects.collectionPath(target.apiVersion, target.kind, target.namespace);
-    let settle: { resolve: () => void; reject: (e: unknown) => void } | undefined;
-    const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    let stopped = false;
-    const controller = await new Watch(this.config).watch(
-      path,
-      {
+    const path = await this.collectionPath(target.apiVersion, target.kind, target.namespace);
+    const controller = new AbortController();
+    options.signal?.addEventListener("abort", () => controller.abort(), { once: true });
+    const response = await this.send("GET", path, {
+      query: {
+        watch: "true",
+        allowWatchBookmarks: "true",
         resourceVersion: options.resourceVersion,
         labelSelector: options.labelSelector,
-        allowWatchBookmarks: true,
       },
-      (type, object) => onEvent(type as WatchEventType, object as KubeObject),
-      (error: unknown) => {
-        if (error && !stopped) settle?.reject(error);
-        else settle?.resolve();
-      },
-    );
-    const stop = () => {
-      stopped = true;
-      controller.abort();
-    };
-    options.signal?.addEventListener("abort", stop, { once: true });
-    return { stop, done };
+      signal: controller.signal,
+    });
+    if (response.statusCode !== 200) {
+      throw ApiError.fromResponse("GET", path, response.statusCode ?? 0, await readBody(response));
+    }
+    const done = new Promise<void>((resolve, reject) => {
+      let pending = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        pending += chunk;
+        let newline: number;
+        while ((newline = pending.indexOf("\n")) >= 0) {
+          const line = pending.slice(0, newline);
+          pending = pending.slice(newline + 1);
+          if (line.trim() === "") continue;
+          const event = JSON.parse(line) as { type: WatchEventType; object: KubeObject };
+          onEvent(event.type, event.object);
+        }
+      });
+      response.on("end", () => resolve());
+      response.on("error", (error) => (controller.signal.aborted ? resolve() : reject(error)));
+      response.on("close", () => resolve());
+    });
+    return { stop: () => controller.abort(), done };
   }
 
   /**
@@ -200,37 +229,121 @@ export class KubeClient {
    * kubeconfig's credentials. Returns status and body; never throws on HTTP status.
    */
   async getRaw(path: string, signal?: AbortSignal): Promise<{ status: number; body: string }> {
+    const response = await this.send("GET", path, { signal });
+    return { status: response.statusCode ?? 0, body: await readBody(response) };
+  }
+
+  /** The URL path of a collection, e.g. /apis/apps/v1/namespaces/ns/deployments. */
+  async collectionPath(apiVersion: string, kind: string, namespace: string | undefined): Promise<string> {
+    const resource = await this.resource(apiVersion, kind);
+    const scope = resource.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+    return `${groupVersionPath(apiVersion)}${scope}/${resource.plural}`;
+  }
+
+  private async objectPath(ref: ObjectRef, subresource?: string): Promise<string> {
+    const resource = await this.resource(ref.apiVersion, ref.kind);
+    if (resource.namespaced && !ref.namespace) {
+      throw new Error(`${ref.kind} ${ref.name}: namespace required for a namespaced kind`);
+    }
+    const base = await this.collectionPath(ref.apiVersion, ref.kind, ref.namespace);
+    return `${base}/${encodeURIComponent(ref.name)}${subresource ? `/${subresource}` : ""}`;
+  }
+
+  /** Resolves a kind to its resource through discovery, refreshing once for kinds added since (new CRDs). */
+  private async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    for (const refresh of [false, true]) {
+      let kinds = refresh ? undefined : this.discovery.get(apiVersion);
+      if (!kinds) {
+        kinds = new Map();
+        try {
+          const list = await this.json<{ resources?: { name: string; kind: string; namespaced: boolean }[] }>(
+            "GET",
+            groupVersionPath(apiVersion),
+          );
+          for (const r of list.resources ?? []) {
+            if (!r.name.includes("/")) kinds.set(r.kind, { plural: r.name, namespaced: r.namespaced });
+          }
+        } catch (error) {
+          if (!isNotFound(error)) throw error;
+        }
+        this.discovery.set(apiVersion, kinds);
+      }
+      const found = kinds.get(kind);
+      if (found) return found;
+    }
+    throw new ApiError(404, "NotFound", `the server does not serve kind ${kind} in ${apiVersion}`, undefined);
+  }
+
+  private async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const response = await this.send(method, path, options);
+    const body = await readBody(response);
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) throw ApiError.fromResponse(method, path, status, body);
+    return JSON.parse(body) as T;
+  }
+
+  private async send(method: string, path: string, options: RequestOptions): Promise<http.IncomingMessage> {
     const url = new URL(path, this.server);
-    const options: https.RequestOptions = {
-      method: "GET",
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, value);
+    }
+    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const request: https.RequestOptions = {
+      method,
       hostname: url.hostname,
       port: url.port,
       path: url.pathname + url.search,
-      signal,
-      timeout: 10_000,
+      headers: {
+        Accept: "application/json",
+        ...(payload === undefined
+          ? {}
+          : {
+              "Content-Type": options.contentType ?? "application/json",
+              "Content-Length": Buffer.byteLength(payload),
+            }),
+      },
+      signal: options.signal,
     };
-    await this.config.applyToHTTPSOptions(options);
+    // Credentials (client certificate, CA, bearer token) come from the kubeconfig,
+    // read per request so that refreshed tokens are picked up.
+    // They land on the request options, which the agent uses per connection
+    // (and in its pool key); our keep-alive agent replaces the one-off agent
+    // client-node would create for every request.
+    await this.config.applyToHTTPSOptions(request);
+    request.agent = this.agent;
     const transport = url.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
-      const request = transport.request(options, (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () =>
-          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
-        );
-        response.on("error", reject);
-      });
-      request.on("timeout", () => request.destroy(new Error(`GET ${path}: no answer within 10 s`)));
-      request.on("error", reject);
-      request.end();
+      const outgoing = transport.request(request, resolve);
+      outgoing.on("error", reject);
+      outgoing.end(payload);
     });
   }
 }
 
-function header(ref: ObjectRef) {
+function groupVersionPath(apiVersion: string): string {
+  return apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+}
+
+function refOf(object: KubeObject): ObjectRef {
+  const { apiVersion, kind, metadata } = object;
+  if (!apiVersion || !kind || !metadata?.name) {
+    throw new Error(
+      `object needs apiVersion, kind and metadata.name (got ${apiVersion}/${kind} ${metadata?.name})`,
+    );
+  }
   return {
-    apiVersion: ref.apiVersion,
-    kind: ref.kind,
-    metadata: ref.namespace === undefined ? { name: ref.name } : { name: ref.name, namespace: ref.namespace },
+    apiVersion,
+    kind,
+    name: metadata.name,
+    ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
   };
+}
+
+function readBody(response: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on("data", (chunk: Buffer) => chunks.push(chunk));
+    response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    response.on("error", reject);
+  });
 }

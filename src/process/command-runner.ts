@@ -56,7 +56,10 @@ export const zxCommandRunner: CommandRunner = {
 };
 
 /** Resolves a command name on PATH the way a shell would; undefined when absent. */
-export async function findExecutable(name: string, path = process.env.PATH ?? ""): Promise<string | undefined> {
+export async function findExecutable(
+  name: string,
+  path = process.env.PATH ?? "",
+): Promise<string | undefined> {
   if (name.includes("/")) return (await isExecutable(name)) ? name : undefined;
   for (const dir of path.split(delimiter)) {
     if (!dir) continue;

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Facts about OS processes by pid; used to prove nothing the kit started survives it. */
 
@@ -35,4 +35,30 @@ export function signalProcess(pid: number, signal: NodeJS.Signals): void {
   } catch (error) {
     if (!(error instanceof Error && "code" in error && error.code === "ESRCH")) throw error;
   }
+}
+
+/**
+ * Pids of live processes whose command line contains `fragment`, found by
+ * reading /proc (Linux only; empty elsewhere). Finds processes a tool started
+ * but had no time to record, e.g. when it was killed mid-start.
+ */
+export function findProcessesByArgument(fragment: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const entry of entries) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+      if (commandLine.includes(fragment) && isProcessAlive(pid)) found.push(pid);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
 }

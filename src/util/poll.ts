@@ -33,10 +33,13 @@ export class PollTimeoutError extends Error {
  * observable fact, never a fixed sleep. Errors thrown by `check` count as
  * "not yet" (the API may be starting) and become the reason.
  */
-export async function pollUntil<T>(check: () => Promise<PollResult<T>>, options: PollOptions): Promise<T> {
+export async function pollUntil<T>(
+  check: () => Promise<PollResult<T>> | PollResult<T>,
+  options: PollOptions,
+): Promise<T> {
   const interval = options.intervalMs ?? 100;
   const deadline = Date.now() + options.timeoutMs;
-  let lastReason = "never observed";
+  let lastReason: string;
   for (;;) {
     if (options.signal?.aborted) throw new AbortedError(`waiting for ${options.description}: aborted`);
     try {
@@ -46,7 +49,8 @@ export async function pollUntil<T>(check: () => Promise<PollResult<T>>, options:
     } catch (error) {
       lastReason = describeError(error);
     }
-    if (Date.now() >= deadline) throw new PollTimeoutError(options.description, lastReason, options.timeoutMs);
+    if (Date.now() >= deadline)
+      throw new PollTimeoutError(options.description, lastReason, options.timeoutMs);
     try {
       await delay(interval, undefined, { signal: options.signal });
     } catch {

@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { KubeClient } from "../../src/kube/kube-client.js";
+import { findProcessesByArgument } from "../../src/process/process-table.js";
+import { pathExists } from "../../src/util/files.js";
+import { kwokConfig, uniqueClusterName } from "../support/kwok-cluster.js";
+
+// These run the committed bundle, dist/cli.js, as a user would.
+const CLI = join(import.meta.dirname, "../../dist/cli.js");
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function runCli(args: string[], options: { interruptWhen?: (stderr: string) => boolean } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let interrupted = false;
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (!interrupted && options.interruptWhen?.(stderr)) {
+        interrupted = true;
+        child.kill("SIGINT");
+      }
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("reconcile-conformance cluster (CLI)", () => {
+  it("creates a kwok cluster, prints its kubeconfig as the last stdout line, and deletes it", async () => {
+    const name = uniqueClusterName("rc-cli");
+    const created = await runCli(["cluster", "create", "--provider", "kwok", "--name", name]);
+    try {
+      expect(created.code, created.stderr).toBe(0);
+      const kubeconfig = created.stdout.trim().split("\n").at(-1) ?? "";
+      expect(await pathExists(kubeconfig)).toBe(true);
+      expect(created.stderr).toContain(`kwok: cluster "${name}" ready`);
+
+      const client = KubeClient.fromKubeconfig(kubeconfig);
+      const nodes = await client.list("v1", "Node");
+      client.close();
+      expect(nodes.length).toBe(1);
+    } finally {
+      const deleted = await runCli(["cluster", "delete", "--name", name]);
+      expect(deleted.code, deleted.stderr).toBe(0);
+    }
+    const clusterDir = join(kwokConfig(name).workDir, "clusters", name);
+    expect(findProcessesByArgument(`${clusterDir}/`)).toEqual([]);
+    expect(await pathExists(clusterDir)).toBe(false);
+  });
+
+  it("cleans up everything on Ctrl-C during create and exits with the infrastructure code", async () => {
+    const name = uniqueClusterName("rc-sigint");
+    const clusterDir = join(kwokConfig(name).workDir, "clusters", name);
+    const run = await runCli(["cluster", "create", "--name", name], {
+      // Interrupt once the control plane runs: processes exist that must be stopped.
+      interruptWhen: (stderr) => stderr.includes("control plane running"),
+    });
+    expect(run.stderr).toContain("SIGINT: stopping and cleaning up");
+    expect(run.code).toBe(3);
+    expect(run.stdout).toBe("");
+    expect(findProcessesByArgument(`${clusterDir}/`)).toEqual([]);
+    expect(await pathExists(clusterDir)).toBe(false);
+  });
+
+  it("rejects bad input with exit code 2 and names the flag", async () => {
+    const run = await runCli(["cluster", "create", "--provider", "minikube"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--provider "minikube" is not a provider');
+  });
+});
