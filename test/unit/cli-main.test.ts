@@ -1,0 +1,66 @@
+import { readFile } from "node:fs/promises";
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { main, type CliDeps } from "../../src/cli/main.js";
+import { ExitCode } from "../../src/errors.js";
+import type { CommandRunner } from "../../src/process/command-runner.js";
+import { VERSION } from "../../src/version.js";
+
+function capture() {
+  let text = "";
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+const noRunner: CommandRunner = { run: () => Promise.reject(new Error("nothing should run")) };
+
+async function run(args: string[]) {
+  const stdout = capture();
+  const stderr = capture();
+  const deps: CliDeps = {
+    runner: noRunner,
+    environment: { env: {}, homeDir: "/nonexistent" },
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    signal: new AbortController().signal,
+  };
+  const code = await main(args, deps);
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+describe("CLI main", () => {
+  it.each([
+    [["cluster", "create", "--provider", "nope"], '--provider "nope" is not a provider'],
+    [["cluster", "create", "--wat"], "Unknown option '--wat'"],
+    [["cluster", "create", "extra"], 'unexpected argument "extra"'],
+    [["cluster", "resize"], 'unknown subcommand "resize"'],
+    [["frobnicate"], 'unknown command "frobnicate"'],
+    [["cluster", "delete", "--provider", "existing"], "never deleted"],
+  ])("exits 2 on %j and says why", async (args, message) => {
+    const result = await run(args);
+    expect(result.code).toBe(ExitCode.usage);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe("");
+  });
+
+  it("exits 3 and names the missing binaries when the kwok binaries are absent", async () => {
+    const result = await run(["cluster", "create", "--bin-dir", "/nonexistent/bin"]);
+    expect(result.code).toBe(ExitCode.infrastructure);
+    expect(result.stderr).toContain("not found in /nonexistent/bin");
+  });
+
+  it("prints usage on --help and the package version on --version", async () => {
+    expect((await run(["--help"])).stdout).toContain("reconcile-conformance cluster create");
+    const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    };
+    const version = await run(["--version"]);
+    expect(version.stdout.trim()).toBe(pkg.version);
+    expect(VERSION).toBe(pkg.version);
+  });
+});

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { AbortedError } from "../../src/errors.js";
+import { pollUntil, PollTimeoutError } from "../../src/util/poll.js";
+
+describe("pollUntil", () => {
+  it("returns the value once the check is done", async () => {
+    let calls = 0;
+    const value = await pollUntil(
+      () => (++calls === 3 ? { done: true, value: "ready" } : { done: false, reason: `call ${calls}` }),
+      { description: "x", timeoutMs: 5_000, intervalMs: 1 },
+    );
+    expect(value).toBe("ready");
+    expect(calls).toBe(3);
+  });
+
+  it("reports the last reason on timeout, including errors the check threw", async () => {
+    let calls = 0;
+    const error = await pollUntil(
+      () => {
+        calls++;
+        if (calls % 2 === 0) throw new Error("connection refused", { cause: new Error("ECONNREFUSED") });
+        return { done: false, reason: "not yet" };
+      },
+      { description: "the API server", timeoutMs: 30, intervalMs: 1 },
+    ).catch((e: unknown) => e);
+    if (!(error instanceof PollTimeoutError))
+      throw new Error(`expected PollTimeoutError, got ${String(error)}`);
+    const timeout = error;
+    expect(timeout.message).toContain("waiting for the API server");
+    expect(["not yet", "connection refused: ECONNREFUSED"]).toContain(timeout.lastReason);
+  });
+
+  it("stops with AbortedError when the signal fires", async () => {
+    const controller = new AbortController();
+    const polling = pollUntil(() => ({ done: false, reason: "never" }), {
+      description: "forever",
+      timeoutMs: 60_000,
+      intervalMs: 10_000,
+      signal: controller.signal,
+    });
+    controller.abort();
+    await expect(polling).rejects.toBeInstanceOf(AbortedError);
+  });
+});
