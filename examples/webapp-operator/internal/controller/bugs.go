@@ -1,0 +1,83 @@
+package controller
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Bug selects one seeded mistake; the empty Bug is the correct operator.
+// Each is a faithful, minimal version of a mistake real operators make, and
+// each breaks exactly one rule of idempotent reconciliation. The table in
+// README.md lists the conformance checks that must fail on each.
+type Bug string
+
+const (
+	// None is the reference behaviour.
+	None Bug = ""
+	// GenerateName creates the Deployment with generateName but looks it up by
+	// the fixed name, so every reconcile adds another one.
+	GenerateName Bug = "generate-name"
+	// IgnoreAlreadyExists always creates the Service and treats AlreadyExists
+	// as success without reading what is there.
+	IgnoreAlreadyExists Bug = "ignore-already-exists"
+	// DeepEqualUpdate compares the whole desired Deployment spec with the live
+	// one, which the server has defaulted, and updates whenever they differ.
+	DeepEqualUpdate Bug = "deep-equal-update"
+	// StatusEveryReconcile stamps Ready with lastTransitionTime = now and writes
+	// status on every reconcile.
+	StatusEveryReconcile Bug = "status-every-reconcile"
+	// StaleRetry retries a conflicting Deployment update with the object read
+	// before the retry loop, so every retry conflicts again.
+	StaleRetry Bug = "stale-retry"
+	// BlindOverwrite answers a conflict by copying the latest resourceVersion
+	// onto its stale object and resubmitting, erasing the other writer's change.
+	BlindOverwrite Bug = "blind-overwrite"
+	// RecreateOnDrift deletes and recreates a child whose managed fields differ.
+	RecreateOnDrift Bug = "recreate-on-drift"
+	// NoDriftRepair creates missing children and never updates existing ones.
+	NoDriftRepair Bug = "no-drift-repair"
+	// ReplaceWholeObject updates children by PUTting a freshly built object with
+	// the live resourceVersion, dropping other writers' labels and annotations.
+	ReplaceWholeObject Bug = "replace-whole-object"
+	// NameWithoutUID names the registration registration-<name> without an
+	// owner reference and reuses whatever it finds under that name.
+	NameWithoutUID Bug = "name-without-uid"
+	// CrashGap creates the Service only in the reconcile that created the
+	// Deployment; a crash between the two leaves it missing for good.
+	CrashGap Bug = "crash-gap"
+	// EarlyReady writes Ready with observedGeneration = generation before the
+	// children are updated to that generation's spec.
+	EarlyReady Bug = "early-ready"
+	// StaleStatusGeneration, after a status conflict, re-reads the object and
+	// stamps its new generation on conclusions drawn from the old spec.
+	StaleStatusGeneration Bug = "stale-status-generation"
+	// TimestampInTemplate writes the current time into a pod-template
+	// annotation on every reconcile, rolling the Deployment each time.
+	TimestampInTemplate Bug = "timestamp-in-template"
+)
+
+// AllBugs lists every mutant.
+var AllBugs = []Bug{
+	GenerateName, IgnoreAlreadyExists, DeepEqualUpdate, StatusEveryReconcile, StaleRetry,
+	BlindOverwrite, RecreateOnDrift, NoDriftRepair, ReplaceWholeObject, NameWithoutUID,
+	CrashGap, EarlyReady, StaleStatusGeneration, TimestampInTemplate,
+}
+
+// ParseBug validates a --bug / WEBAPP_BUG value.
+func ParseBug(value string) (Bug, error) {
+	if value == "" || value == "none" {
+		return None, nil
+	}
+	for _, b := range AllBugs {
+		if string(b) == value {
+			return b, nil
+		}
+	}
+	names := make([]string, len(AllBugs))
+	for i, b := range AllBugs {
+		names[i] = string(b)
+	}
+	sort.Strings(names)
+	return None, fmt.Errorf("unknown bug %q: use one of %s", value, strings.Join(names, ", "))
+}

@@ -1,0 +1,212 @@
+package controller
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	demov1 "reconcile-conformance.dev/examples/webapp-operator/api/v1alpha1"
+)
+
+// The children of a WebApp, their desired state, and the comparison of only
+// the fields this operator owns. Everything else on a live child (server
+// defaults, other writers' labels and annotations, status) is left alone.
+
+const (
+	labelName      = "app.kubernetes.io/name"
+	labelInstance  = "app.kubernetes.io/instance"
+	labelManagedBy = "app.kubernetes.io/managed-by"
+	containerName  = "app"
+	portName       = "http"
+	// reconciledAtAnnotation is written only by the timestamp-in-template mutant.
+	reconciledAtAnnotation = "demo.reconcile-conformance.dev/reconciled-at"
+)
+
+// selectorLabels select the Pods of one WebApp; they never change for its life.
+func selectorLabels(app *demov1.WebApp) map[string]string {
+	return map[string]string{labelName: "webapp", labelInstance: app.Name}
+}
+
+// childLabels are set on every child and on the Pod template.
+func childLabels(app *demov1.WebApp) map[string]string {
+	labels := selectorLabels(app)
+	labels[labelManagedBy] = "webapp-operator"
+	return labels
+}
+
+// registrationName is the name of the external registration. It carries the
+// owner's UID so a WebApp deleted and recreated under the same name never
+// adopts the registration of its previous life.
+func registrationName(app *demov1.WebApp, bug Bug) string {
+	if bug == NameWithoutUID {
+		return "registration-" + app.Name
+	}
+	return "registration-" + string(app.UID)
+}
+
+func (r *Reconciler) desiredDeployment(app *demov1.WebApp) *appsv1.Deployment {
+	replicas := app.Spec.Replicas
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: childLabels(app)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name:  containerName,
+			Image: app.Spec.Image,
+			Args:  slices.Clone(app.Spec.Args),
+			Ports: []corev1.ContainerPort{{Name: portName, ContainerPort: app.Spec.Port, Protocol: corev1.ProtocolTCP}},
+		}}},
+	}
+	if r.Bug == TimestampInTemplate {
+		// The mistake: a value that changes every reconcile in the template.
+		template.Annotations = map[string]string{reconciledAtAnnotation: r.Clock.Now().UTC().Format("2006-01-02T15:04:05Z")}
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace, Labels: childLabels(app)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(app)},
+			Template: template,
+		},
+	}
+}
+
+// syncDeployment copies the managed fields of desired into live and reports
+// whether anything changed. The selector is immutable and never touched.
+func (r *Reconciler) syncDeployment(live, desired *appsv1.Deployment) bool {
+	changed := syncLabels(&live.ObjectMeta, desired.Labels)
+	if r.Bug == DeepEqualUpdate {
+		// The mistake: the live spec carries server defaults the desired one
+		// lacks, so this is "different" on every reconcile.
+		if !equality.Semantic.DeepEqual(live.Spec, desired.Spec) {
+			live.Spec = *desired.Spec.DeepCopy()
+			changed = true
+		}
+		return changed
+	}
+	if live.Spec.Replicas == nil || *live.Spec.Replicas != *desired.Spec.Replicas {
+		live.Spec.Replicas = desired.Spec.Replicas
+		changed = true
+	}
+	if syncLabels(&live.Spec.Template.ObjectMeta, desired.Spec.Template.Labels) {
+		changed = true
+	}
+	for key, value := range desired.Spec.Template.Annotations {
+		if live.Spec.Template.Annotations[key] != value {
+			if live.Spec.Template.Annotations == nil {
+				live.Spec.Template.Annotations = map[string]string{}
+			}
+			live.Spec.Template.Annotations[key] = value
+			changed = true
+		}
+	}
+	want := desired.Spec.Template.Spec.Containers[0]
+	index := slices.IndexFunc(live.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == containerName })
+	if index < 0 {
+		live.Spec.Template.Spec.Containers = append(live.Spec.Template.Spec.Containers, want)
+		return true
+	}
+	got := &live.Spec.Template.Spec.Containers[index]
+	if got.Image != want.Image {
+		got.Image = want.Image
+		changed = true
+	}
+	if !slices.Equal(got.Args, want.Args) {
+		got.Args = want.Args
+		changed = true
+	}
+	if !containerPortsEqual(got.Ports, want.Ports) {
+		got.Ports = want.Ports
+		changed = true
+	}
+	return changed
+}
+
+func containerPortsEqual(live, desired []corev1.ContainerPort) bool {
+	return slices.EqualFunc(live, desired, func(a, b corev1.ContainerPort) bool {
+		return a.Name == b.Name && a.ContainerPort == b.ContainerPort && a.Protocol == b.Protocol
+	})
+}
+
+func desiredService(app *demov1.WebApp) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace, Labels: childLabels(app)},
+		Spec: corev1.ServiceSpec{
+			Selector: selectorLabels(app),
+			Ports: []corev1.ServicePort{{
+				Name:       portName,
+				Port:       app.Spec.Port,
+				TargetPort: intstr.FromInt32(app.Spec.Port),
+				Protocol:   corev1.ProtocolTCP,
+			}},
+		},
+	}
+}
+
+// syncService restores selector and ports; clusterIP, nodePorts and the rest stay as the server set them.
+func syncService(live, desired *corev1.Service) bool {
+	changed := syncLabels(&live.ObjectMeta, desired.Labels)
+	if !maps.Equal(live.Spec.Selector, desired.Spec.Selector) {
+		live.Spec.Selector = desired.Spec.Selector
+		changed = true
+	}
+	portsEqual := slices.EqualFunc(live.Spec.Ports, desired.Spec.Ports, func(a, b corev1.ServicePort) bool {
+		return a.Name == b.Name && a.Port == b.Port && a.TargetPort == b.TargetPort && a.Protocol == b.Protocol
+	})
+	if !portsEqual {
+		live.Spec.Ports = desired.Spec.Ports
+		changed = true
+	}
+	return changed
+}
+
+func (r *Reconciler) desiredRegistration(app *demov1.WebApp) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: registrationName(app, r.Bug), Namespace: app.Namespace, Labels: childLabels(app)},
+		Data: map[string]string{
+			"owner":    app.Name,
+			"image":    app.Spec.Image,
+			"replicas": strconv.Itoa(int(app.Spec.Replicas)),
+			"port":     strconv.Itoa(int(app.Spec.Port)),
+			"args":     strings.Join(app.Spec.Args, "\n"),
+		},
+	}
+}
+
+func syncRegistration(live, desired *corev1.ConfigMap) bool {
+	changed := syncLabels(&live.ObjectMeta, desired.Labels)
+	if !maps.Equal(live.Data, desired.Data) {
+		live.Data = desired.Data
+		changed = true
+	}
+	return changed
+}
+
+// syncLabels sets our labels to our values and keeps everybody else's.
+func syncLabels(meta *metav1.ObjectMeta, ours map[string]string) bool {
+	changed := false
+	for key, value := range ours {
+		if meta.Labels[key] != value {
+			if meta.Labels == nil {
+				meta.Labels = map[string]string{}
+			}
+			meta.Labels[key] = value
+			changed = true
+		}
+	}
+	return changed
+}
+
+// deploymentAvailable is true when the Deployment controller has seen the
+// current template and every desired replica is updated and available.
+func deploymentAvailable(d *appsv1.Deployment, replicas int32) bool {
+	return d.Status.ObservedGeneration == d.Generation &&
+		d.Status.UpdatedReplicas == replicas &&
+		d.Status.AvailableReplicas == replicas &&
+		d.Status.Replicas == replicas
+}

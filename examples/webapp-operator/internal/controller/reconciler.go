@@ -1,0 +1,376 @@
+// Package controller reconciles WebApps: a Deployment, a Service and a
+// registration ConfigMap per WebApp, and a status that changes only when
+// the truth does. The reference behaviour follows every rule of idempotent
+// reconciliation; Bug selects one seeded mistake (see bugs.go).
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	demov1 "reconcile-conformance.dev/examples/webapp-operator/api/v1alpha1"
+)
+
+// Reconciler drives WebApps toward their spec.
+type Reconciler struct {
+	// Client reads (from the informer cache under a manager) and writes.
+	Client client.Client
+	// APIReader reads straight from the API server; retries after a conflict
+	// use it so they never recompute from the same stale cached object.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	// Clock stamps lastTransitionTime; tests step a fake one.
+	Clock clock.PassiveClock
+	// Bug is the seeded mistake; None for the reference operator.
+	Bug Bug
+}
+
+// SetupWithManager watches WebApps and the children they own, so drift of a
+// child triggers a reconcile of its owner.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&demov1.WebApp{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Complete(r)
+}
+
+// observation is what the children look like after this reconcile's writes.
+type observation struct {
+	deployment *appsv1.Deployment
+	// conflicts names children that exist but belong to another controller.
+	conflicts []string
+}
+
+// childConflictError: a child with our name is controlled by someone else.
+// It is reported in status; retrying cannot fix it.
+type childConflictError struct{ kind, name, owner string }
+
+func (e *childConflictError) Error() string {
+	return fmt.Sprintf("%s %s is controlled by %s, not by this WebApp", e.kind, e.name, e.owner)
+}
+
+// Reconcile is called for every event about a WebApp or its children, and on
+// resyncs and restarts: each call re-reads and moves toward the current spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	app := &demov1.WebApp{}
+	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !app.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // children go with their owner through garbage collection
+	}
+
+	if r.Bug == EarlyReady && app.Status.ObservedGeneration != app.Generation {
+		// The mistake: claiming the new generation before acting on it.
+		claim := app.DeepCopy()
+		claim.Status.ObservedGeneration = app.Generation
+		meta.SetStatusCondition(&claim.Status.Conditions, metav1.Condition{
+			Type: demov1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Available",
+			Message: "spec accepted", ObservedGeneration: app.Generation, LastTransitionTime: r.now(),
+		})
+		if err := r.Client.Status().Update(ctx, claim); err != nil {
+			return ctrl.Result{}, err
+		}
+		app = claim
+	}
+
+	observed, err := r.reconcileChildren(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.reconcileStatus(ctx, app, observed)
+}
+
+func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp) (observation, error) {
+	var observed observation
+	var conflict *childConflictError
+
+	deployment, deploymentCreated, err := r.ensureChild(ctx, app, child{
+		kind:    "Deployment",
+		desired: r.desiredDeployment(app),
+		empty:   func() client.Object { return &appsv1.Deployment{} },
+		sync: func(live, desired client.Object) bool {
+			return r.syncDeployment(live.(*appsv1.Deployment), desired.(*appsv1.Deployment))
+		},
+		owned: true,
+	})
+	switch {
+	case errors.As(err, &conflict):
+		observed.conflicts = append(observed.conflicts, conflict.Error())
+	case err != nil:
+		return observed, err
+	default:
+		observed.deployment = deployment.(*appsv1.Deployment)
+	}
+
+	if r.Bug != CrashGap || deploymentCreated {
+		// (CrashGap's mistake: the Service is made only alongside the Deployment.)
+		_, _, err = r.ensureChild(ctx, app, child{
+			kind:    "Service",
+			desired: desiredService(app),
+			empty:   func() client.Object { return &corev1.Service{} },
+			sync: func(live, desired client.Object) bool {
+				return syncService(live.(*corev1.Service), desired.(*corev1.Service))
+			},
+			owned: true,
+		})
+		switch {
+		case errors.As(err, &conflict):
+			observed.conflicts = append(observed.conflicts, conflict.Error())
+		case err != nil:
+			return observed, err
+		}
+	}
+
+	_, _, err = r.ensureChild(ctx, app, child{
+		kind:    "ConfigMap",
+		desired: r.desiredRegistration(app),
+		empty:   func() client.Object { return &corev1.ConfigMap{} },
+		sync: func(live, desired client.Object) bool {
+			return syncRegistration(live.(*corev1.ConfigMap), desired.(*corev1.ConfigMap))
+		},
+		// NameWithoutUID's mistake: an unowned registration, so nothing ties it to this life of the WebApp.
+		owned: r.Bug != NameWithoutUID,
+	})
+	switch {
+	case errors.As(err, &conflict):
+		observed.conflicts = append(observed.conflicts, conflict.Error())
+	case err != nil:
+		return observed, err
+	}
+	return observed, nil
+}
+
+// child describes one child: its desired state and how to compare it.
+type child struct {
+	kind    string
+	desired client.Object
+	empty   func() client.Object
+	// sync copies the managed fields of desired into live and reports a change.
+	sync func(live, desired client.Object) bool
+	// owned children carry a controller reference to the WebApp.
+	owned bool
+}
+
+// ensureChild creates the child if it is missing, checks the identity of one
+// that exists, and updates it only when a managed field differs. It returns
+// the child as it now is, and whether this call created it.
+func (r *Reconciler) ensureChild(ctx context.Context, app *demov1.WebApp, c child) (client.Object, bool, error) {
+	key := client.ObjectKeyFromObject(c.desired)
+	if c.owned {
+		if err := controllerutil.SetControllerReference(app, c.desired, r.Scheme); err != nil {
+			return nil, false, err
+		}
+	}
+
+	if r.Bug == IgnoreAlreadyExists && c.kind == "Service" {
+		// The mistake: create, and take "already exists" for "is as I want it".
+		err := r.Client.Create(ctx, c.desired)
+		if apierrors.IsAlreadyExists(err) {
+			return c.desired, false, nil
+		}
+		return c.desired, err == nil, err
+	}
+
+	live := c.empty()
+	err := r.Client.Get(ctx, key, live)
+	if apierrors.IsNotFound(err) {
+		created := c.desired
+		if r.Bug == GenerateName && c.kind == "Deployment" {
+			// The mistake: a server-generated name that the lookup above never finds.
+			created = c.desired.DeepCopyObject().(client.Object)
+			created.SetGenerateName(key.Name + "-")
+			created.SetName("")
+		}
+		// AlreadyExists here means our cache is behind; the error requeues and the next try reads it.
+		return created, true, r.Client.Create(ctx, created)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if err := r.checkIdentity(app, c, live); err != nil {
+		return nil, false, err
+	}
+
+	adopt := c.owned && metav1.GetControllerOf(live) == nil
+	if !c.sync(live.DeepCopyObject().(client.Object), c.desired) && !adopt {
+		return live, false, nil // nothing we own differs: no write at all
+	}
+	switch r.Bug {
+	case NoDriftRepair:
+		return live, false, nil
+	case RecreateOnDrift:
+		// The mistake: delete and create instead of an update in place.
+		if err := r.Client.Delete(ctx, live, client.Preconditions{UID: ptr(live.GetUID())}); err != nil {
+			return nil, false, err
+		}
+		return c.desired, true, r.Client.Create(ctx, c.desired)
+	case ReplaceWholeObject:
+		// The mistake: PUT a freshly built object, wiping whatever else is on the live one.
+		replacement := c.desired.DeepCopyObject().(client.Object)
+		replacement.SetResourceVersion(live.GetResourceVersion())
+		return replacement, false, r.Client.Update(ctx, replacement)
+	}
+	updated, err := r.updateChild(ctx, app, c, key, live)
+	return updated, false, err
+}
+
+// updateChild writes the managed fields onto the live child. The first try
+// uses the object just read; after a conflict every retry re-reads from the
+// API server, re-checks identity and recomputes, so another writer's change
+// is built upon, never overwritten.
+func (r *Reconciler) updateChild(ctx context.Context, app *demov1.WebApp, c child, key client.ObjectKey, live client.Object) (client.Object, error) {
+	attempt := 0
+	stale := live.DeepCopyObject().(client.Object)
+	var result client.Object
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		attempt++
+		var target client.Object
+		switch {
+		case attempt == 1:
+			target = live.DeepCopyObject().(client.Object)
+		case r.Bug == StaleRetry:
+			// The mistake: the retry reuses the object read before the loop.
+			target = stale
+		case r.Bug == BlindOverwrite:
+			// The mistake: borrow the newest resourceVersion, keep the stale content.
+			latest := c.empty()
+			if err := r.APIReader.Get(ctx, key, latest); err != nil {
+				return err
+			}
+			target = stale
+			target.SetResourceVersion(latest.GetResourceVersion())
+		default:
+			target = c.empty()
+			if err := r.APIReader.Get(ctx, key, target); err != nil {
+				return err
+			}
+			if err := r.checkIdentity(app, c, target); err != nil {
+				return err
+			}
+		}
+		changed := c.sync(target, c.desired)
+		if c.owned && metav1.GetControllerOf(target) == nil {
+			if err := controllerutil.SetControllerReference(app, target, r.Scheme); err != nil {
+				return err
+			}
+			changed = true
+		}
+		if r.Bug == StaleRetry || r.Bug == BlindOverwrite {
+			stale = target
+		}
+		if !changed {
+			result = target
+			return nil
+		}
+		if err := r.Client.Update(ctx, target); err != nil {
+			return err
+		}
+		result = target
+		return nil
+	})
+	return result, err
+}
+
+// checkIdentity refuses a child that another controller owns.
+func (r *Reconciler) checkIdentity(app *demov1.WebApp, c child, live client.Object) error {
+	if !c.owned {
+		return nil
+	}
+	if owner := metav1.GetControllerOf(live); owner != nil && owner.UID != app.UID {
+		return &childConflictError{kind: c.kind, name: live.GetName(), owner: fmt.Sprintf("%s %s (uid %s)", owner.Kind, owner.Name, owner.UID)}
+	}
+	return nil
+}
+
+// desiredStatus derives the status from what the children look like now,
+// starting from `current` so that an unchanged condition keeps its
+// lastTransitionTime.
+func (r *Reconciler) desiredStatus(app *demov1.WebApp, current demov1.WebAppStatus, observed observation) demov1.WebAppStatus {
+	next := *current.DeepCopy()
+	next.ObservedGeneration = app.Generation
+	ready := metav1.Condition{Type: demov1.ConditionReady, ObservedGeneration: app.Generation, LastTransitionTime: r.now()}
+	switch d := observed.deployment; {
+	case len(observed.conflicts) > 0:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "ChildConflict", fmt.Sprint(observed.conflicts)
+	case d == nil:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "Progressing", "waiting for the Deployment"
+	case deploymentAvailable(d, app.Spec.Replicas):
+		ready.Status, ready.Reason = metav1.ConditionTrue, "Available"
+		ready.Message = fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, app.Spec.Replicas)
+	default:
+		ready.Status, ready.Reason = metav1.ConditionFalse, "Progressing"
+		ready.Message = fmt.Sprintf("%d of %d replicas updated and available", d.Status.AvailableReplicas, app.Spec.Replicas)
+	}
+	if observed.deployment != nil {
+		next.ReadyReplicas = observed.deployment.Status.ReadyReplicas
+	}
+	if r.Bug == StatusEveryReconcile {
+		// The mistake: the condition rebuilt from scratch, "now" every time.
+		next.Conditions = []metav1.Condition{ready}
+		return next
+	}
+	meta.SetStatusCondition(&next.Conditions, ready)
+	return next
+}
+
+// reconcileStatus writes status only when it differs from what is stored. A
+// conflict is retried on a fresh read; if the spec moved on meanwhile
+// (a new generation), these conclusions are about an old spec and are not
+// written: the reconcile that the spec change queued will report instead.
+func (r *Reconciler) reconcileStatus(ctx context.Context, app *demov1.WebApp, observed observation) error {
+	attempt := 0
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		attempt++
+		target := app.DeepCopy()
+		if attempt > 1 {
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(app), target); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			if target.Generation != app.Generation {
+				if r.Bug != StaleStatusGeneration {
+					log.FromContext(ctx).Info("spec changed during status update; leaving the status to the next reconcile",
+						"applied", app.Generation, "current", target.Generation)
+					return nil
+				}
+				// The mistake: the newest generation stamped on the old spec's conclusions.
+				next := r.desiredStatus(app, target.Status, observed)
+				next.ObservedGeneration = target.Generation
+				for i := range next.Conditions {
+					next.Conditions[i].ObservedGeneration = target.Generation
+				}
+				target.Status = next
+				return r.Client.Status().Update(ctx, target)
+			}
+		}
+		next := r.desiredStatus(app, target.Status, observed)
+		if r.Bug != StatusEveryReconcile && equality.Semantic.DeepEqual(target.Status, next) {
+			return nil
+		}
+		target.Status = next
+		return r.Client.Status().Update(ctx, target)
+	})
+}
+
+func (r *Reconciler) now() metav1.Time {
+	return metav1.NewTime(r.Clock.Now().UTC().Truncate(1e9))
+}
+
+func ptr[T any](v T) *T { return &v }
