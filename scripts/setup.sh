@@ -27,3 +27,4 @@ command -v go >/dev/null || {
   exit 1
 }
 bash hack/kube-binaries/build.sh
+echo "setup: example operator at $(bash examples/webapp-operator/build.sh)"

@@ -18,6 +18,13 @@ export interface ObjectRef {
 /** A Kubernetes object as plain JSON, with the fields every object has typed. */
 export type KubeObject = KubernetesObject & Record<string, unknown>;
 
+export interface ListOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly signal?: AbortSignal;
+}
+
 export type PatchType = "merge" | "strategic" | "json" | "apply";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -121,19 +128,26 @@ export class KubeClient {
   async list<T extends KubeObject = KubeObject>(
     apiVersion: string,
     kind: string,
-    options: {
-      namespace?: string;
-      labelSelector?: string;
-      fieldSelector?: string;
-      signal?: AbortSignal;
-    } = {},
+    options: ListOptions = {},
   ): Promise<T[]> {
+    return (await this.listWithVersion<T>(apiVersion, kind, options)).items;
+  }
+
+  /** A list and the collection's resourceVersion, from which a watch sees only later changes. */
+  async listWithVersion<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    options: ListOptions = {},
+  ): Promise<{ items: T[]; resourceVersion: string }> {
     const path = await this.collectionPath(apiVersion, kind, options.namespace);
-    const list = await this.json<{ items?: T[] }>("GET", path, {
+    const list = await this.json<{ items?: T[]; metadata?: { resourceVersion?: string } }>("GET", path, {
       query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
       signal: options.signal,
     });
-    return (list.items ?? []).map((item) => ({ ...item, apiVersion, kind }));
+    return {
+      items: (list.items ?? []).map((item) => ({ ...item, apiVersion, kind })),
+      resourceVersion: list.metadata?.resourceVersion ?? "",
+    };
   }
 
   async create<T extends KubeObject = KubeObject>(object: KubeObject): Promise<T> {

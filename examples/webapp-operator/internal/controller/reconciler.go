@@ -243,19 +243,20 @@ func (r *Reconciler) updateChild(ctx context.Context, app *demov1.WebApp, c chil
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		attempt++
 		var target client.Object
+		resubmit := false
 		switch {
 		case attempt == 1:
 			target = live.DeepCopyObject().(client.Object)
 		case r.Bug == StaleRetry:
-			// The mistake: the retry reuses the object read before the loop.
-			target = stale
+			// The mistake: the retry resends the object read before the loop.
+			target, resubmit = stale, true
 		case r.Bug == BlindOverwrite:
 			// The mistake: borrow the newest resourceVersion, keep the stale content.
 			latest := c.empty()
 			if err := r.APIReader.Get(ctx, key, latest); err != nil {
 				return err
 			}
-			target = stale
+			target, resubmit = stale, true
 			target.SetResourceVersion(latest.GetResourceVersion())
 		default:
 			target = c.empty()
@@ -276,7 +277,7 @@ func (r *Reconciler) updateChild(ctx context.Context, app *demov1.WebApp, c chil
 		if r.Bug == StaleRetry || r.Bug == BlindOverwrite {
 			stale = target
 		}
-		if !changed {
+		if !changed && !resubmit {
 			result = target
 			return nil
 		}

@@ -1,0 +1,26 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseBug(t *testing.T) {
+	for _, value := range []string{"", "none"} {
+		if bug, err := ParseBug(value); err != nil || bug != None {
+			t.Errorf("ParseBug(%q) = %q, %v; want the reference", value, bug, err)
+		}
+	}
+	for _, bug := range AllBugs {
+		if got, err := ParseBug(string(bug)); err != nil || got != bug {
+			t.Errorf("ParseBug(%q) = %q, %v", bug, got, err)
+		}
+	}
+	if len(AllBugs) != 14 {
+		t.Errorf("%d mutants, the README's table has 14", len(AllBugs))
+	}
+	_, err := ParseBug("off-by-one")
+	if err == nil || !strings.Contains(err.Error(), `unknown bug "off-by-one"`) || !strings.Contains(err.Error(), "crash-gap") {
+		t.Errorf("ParseBug(off-by-one) error = %v; want one naming the value and the choices", err)
+	}
+}

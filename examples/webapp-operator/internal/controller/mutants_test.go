@@ -1,0 +1,349 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	demov1 "reconcile-conformance.dev/examples/webapp-operator/api/v1alpha1"
+)
+
+// Each test runs one scenario twice, with the reference operator and with a
+// mutant, on a real API server, and shows that the mutant's bug manifests
+// exactly there while the reference behaves. These prove the mutants are real
+// before any conformance suite looks at them.
+
+func isConflictErr(err error) bool { return apierrors.IsConflict(err) }
+
+func describe(writes []write) string {
+	parts := make([]string, len(writes))
+	for i, w := range writes {
+		parts[i] = fmt.Sprintf("%s %s %s rv=%s err=%v", w.verb, w.kind, w.name, w.sentVersion, w.err)
+	}
+	return "[" + strings.Join(parts, "; ") + "]"
+}
+
+// both runs scenario for the reference and for the mutant, each in its own namespace.
+func both(t *testing.T, bug Bug, scenario func(t *testing.T, e *env, bug Bug)) {
+	for _, b := range []Bug{None, bug} {
+		name := "reference"
+		if b != None {
+			name = string(b)
+		}
+		t.Run(name, func(t *testing.T) { scenario(t, newEnv(t), b) })
+	}
+}
+
+func TestBugGenerateNameDuplicatesTheDeployment(t *testing.T) {
+	both(t, GenerateName, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		r := e.reconciler(bug, nil)
+		for range 3 {
+			_ = e.reconcile(r, "web")
+		}
+		list := &appsv1.DeploymentList{}
+		e.must(e.c.List(e.ctx, list, client.InNamespace(e.ns)))
+		want := map[Bug]int{None: 1, GenerateName: 3}[bug]
+		if len(list.Items) != want {
+			t.Fatalf("%d Deployments after 3 reconciles, want %d", len(list.Items), want)
+		}
+	})
+}
+
+func TestBugIgnoreAlreadyExistsReportsReadyOverAWrongService(t *testing.T) {
+	both(t, IgnoreAlreadyExists, func(t *testing.T, e *env, bug Bug) {
+		e.must(e.c.Create(e.ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: e.ns},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 1234}}},
+		}))
+		e.createApp("web", defaultSpec())
+		e.converge(e.reconciler(bug, nil), "web") // Ready either way...
+		port := e.service("web").Spec.Ports[0].Port
+		if want := map[Bug]int32{None: 8080, IgnoreAlreadyExists: 1234}[bug]; port != want {
+			t.Fatalf("Ready with service port %d, want %d", port, want) // ...but only the reference fixed the Service
+		}
+	})
+}
+
+func TestBugDeepEqualUpdateWritesOnEveryReconcile(t *testing.T) {
+	both(t, DeepEqualUpdate, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		c, rec := e.recordingClient(nil)
+		r := e.reconciler(bug, c)
+		e.converge(r, "web")
+		rec.reset()
+		for range 3 {
+			e.must(e.reconcile(r, "web"))
+		}
+		updates := rec.matching("update", "Deployment")
+		if want := map[Bug]int{None: 0, DeepEqualUpdate: 3}[bug]; len(updates) != want {
+			t.Fatalf("%d Deployment updates over 3 converged reconciles, want %d: %s", len(updates), want, describe(updates))
+		}
+	})
+}
+
+func TestBugStatusEveryReconcileMovesResourceVersionAndTransitionTime(t *testing.T) {
+	both(t, StatusEveryReconcile, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		r := e.reconciler(bug, nil)
+		before := e.converge(r, "web")
+		e.clock.Step(time.Minute)
+		e.must(e.reconcile(r, "web"))
+		after := e.app("web")
+		moved := after.ResourceVersion != before.ResourceVersion
+		timeMoved := !readyCondition(after).LastTransitionTime.Equal(&readyCondition(before).LastTransitionTime)
+		if want := bug == StatusEveryReconcile; moved != want || timeMoved != want {
+			t.Fatalf("resourceVersion moved: %v, lastTransitionTime moved: %v; want %v", moved, timeMoved, want)
+		}
+	})
+}
+
+func TestBugStaleRetryResubmitsTheConflictingVersion(t *testing.T) {
+	both(t, StaleRetry, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		e.converge(e.reconciler(bug, nil), "web")
+		e.patchSpec("web", `{"spec":{"replicas":2}}`)
+		c, rec := e.recordingClient(e.conflictOnce("update", "", "Deployment"))
+		err := e.reconcile(e.reconciler(bug, c), "web")
+		updates := rec.matching("update", "Deployment")
+		resubmitted := 0
+		for _, u := range updates[1:] {
+			if u.sentVersion == updates[0].sentVersion {
+				resubmitted++
+			}
+		}
+		if bug == None && (err != nil || resubmitted != 0) {
+			t.Fatalf("reference: err %v, updates %s", err, describe(updates))
+		}
+		if bug == StaleRetry && (!apierrors.IsConflict(err) || resubmitted < 2) {
+			t.Fatalf("mutant: want every retry to resend the stale version and fail; err %v, updates %s", err, describe(updates))
+		}
+	})
+}
+
+func TestBugBlindOverwriteErasesTheConcurrentChange(t *testing.T) {
+	both(t, BlindOverwrite, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		e.converge(e.reconciler(bug, nil), "web")
+		e.patchSpec("web", `{"spec":{"replicas":2}}`)
+		c, _ := e.recordingClient(e.conflictOnce("update", "", "Deployment"))
+		e.must(e.reconcile(e.reconciler(bug, c), "web"))
+		d := e.deployment("web")
+		kept := d.Annotations["test.reconcile-conformance.dev/concurrent-write"] == "conflict"
+		if *d.Spec.Replicas != 2 || kept != (bug == None) {
+			t.Fatalf("replicas %d, concurrent annotation kept: %v", *d.Spec.Replicas, kept)
+		}
+	})
+}
+
+// drift changes a managed field of the Service (and adds foreign metadata), then reconciles.
+func drift(t *testing.T, e *env, bug Bug) (before, after *corev1.Service) {
+	e.createApp("web", defaultSpec())
+	r := e.reconciler(bug, nil)
+	e.converge(r, "web")
+	before = e.service("web")
+	changed := before.DeepCopy()
+	changed.Spec.Ports[0].Port = 9999
+	changed.Labels["team"] = "payments"
+	e.must(e.c.Update(e.ctx, changed))
+	for range 2 {
+		e.must(e.reconcile(r, "web"))
+	}
+	return before, e.service("web")
+}
+
+func TestBugRecreateOnDriftReplacesTheChild(t *testing.T) {
+	both(t, RecreateOnDrift, func(t *testing.T, e *env, bug Bug) {
+		before, after := drift(t, e, bug)
+		if after.Spec.Ports[0].Port != 8080 || (after.UID == before.UID) != (bug == None) {
+			t.Fatalf("port %d, uid kept: %v", after.Spec.Ports[0].Port, after.UID == before.UID)
+		}
+	})
+}
+
+func TestBugNoDriftRepairLeavesTheDrift(t *testing.T) {
+	both(t, NoDriftRepair, func(t *testing.T, e *env, bug Bug) {
+		_, after := drift(t, e, bug)
+		if want := map[Bug]int32{None: 8080, NoDriftRepair: 9999}[bug]; after.Spec.Ports[0].Port != want {
+			t.Fatalf("port %d after drift and reconcile, want %d", after.Spec.Ports[0].Port, want)
+		}
+	})
+}
+
+func TestBugReplaceWholeObjectDropsForeignLabels(t *testing.T) {
+	both(t, ReplaceWholeObject, func(t *testing.T, e *env, bug Bug) {
+		before, after := drift(t, e, bug)
+		kept := after.Labels["team"] == "payments"
+		if after.Spec.Ports[0].Port != 8080 || after.UID != before.UID || kept != (bug == None) {
+			t.Fatalf("port %d, same uid %v, foreign label kept %v", after.Spec.Ports[0].Port, after.UID == before.UID, kept)
+		}
+	})
+}
+
+func TestBugNameWithoutUIDAdoptsThePreviousLifesRegistration(t *testing.T) {
+	both(t, NameWithoutUID, func(t *testing.T, e *env, bug Bug) {
+		first := e.createApp("web", defaultSpec())
+		r := e.reconciler(bug, nil)
+		e.must(e.reconcile(r, "web"))
+		registrations := func() []corev1.ConfigMap {
+			list := &corev1.ConfigMapList{}
+			e.must(e.c.List(e.ctx, list, client.InNamespace(e.ns), client.MatchingLabels{labelInstance: "web"}))
+			return list.Items
+		}
+		old := registrations()
+		if len(old) != 1 {
+			t.Fatalf("want one registration, got %d", len(old))
+		}
+		e.must(e.c.Delete(e.ctx, first))
+		e.must(poll(10*time.Second, func() (bool, string) {
+			err := e.c.Get(e.ctx, e.key("web"), &demov1.WebApp{})
+			return isNotFound(err), fmt.Sprint(err)
+		}))
+		second := e.createApp("web", defaultSpec())
+		e.must(e.reconcile(r, "web"))
+
+		var current *corev1.ConfigMap
+		for _, cm := range registrations() {
+			if cm.UID == old[0].UID {
+				current = &cm
+			}
+		}
+		adopted := current != nil && metav1.GetControllerOf(current) == nil
+		if adopted != (bug == NameWithoutUID) {
+			t.Fatalf("previous life's registration reused by the new WebApp (uid %s): %v", second.UID, adopted)
+		}
+		if bug == None {
+			fresh := &corev1.ConfigMap{}
+			e.must(e.c.Get(e.ctx, e.key("registration-"+string(second.UID)), fresh))
+			if owner := metav1.GetControllerOf(fresh); owner == nil || owner.UID != second.UID {
+				t.Fatalf("new registration not owned by the new WebApp: %v", owner)
+			}
+		}
+	})
+}
+
+var errCrash = errors.New("simulated crash right after the write")
+
+func TestBugCrashGapNeverCreatesTheService(t *testing.T) {
+	both(t, CrashGap, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		// The process dies right after the Deployment create succeeded: the
+		// write happened, the reconcile never got to go on.
+		crashing, rec := e.recordingClient(nil)
+		crashAfterDeployment := &Reconciler{Client: crashAfter(crashing, rec, "create", "Deployment"), APIReader: e.c, Scheme: scheme, Clock: e.clock, Bug: bug}
+		if err := e.reconcile(crashAfterDeployment, "web"); !errors.Is(err, errCrash) {
+			t.Fatalf("want the simulated crash, got %v", err)
+		}
+		r := e.reconciler(bug, nil) // the restarted operator
+		for range 3 {
+			e.must(e.reconcile(r, "web"))
+		}
+		err := e.c.Get(e.ctx, e.key("web"), &corev1.Service{})
+		if missing := isNotFound(err); missing != (bug == CrashGap) {
+			t.Fatalf("service missing after restart: %v (%v)", missing, err)
+		}
+	})
+}
+
+// crashAfter returns a client whose first matching write is forwarded and then reported as a crash.
+func crashAfter(c client.Client, rec *recorder, verb, kind string) client.Client {
+	return &crashingClient{Client: c, rec: rec, verb: verb, kind: kind}
+}
+
+type crashingClient struct {
+	client.Client
+	rec        *recorder
+	verb, kind string
+	crashed    bool
+}
+
+func (c *crashingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if err := c.Client.Create(ctx, obj, opts...); err != nil {
+		return err
+	}
+	gvk, _ := c.GroupVersionKindFor(obj)
+	if !c.crashed && c.verb == "create" && gvk.Kind == c.kind {
+		c.crashed = true
+		return errCrash
+	}
+	return nil
+}
+
+func TestBugEarlyReadyClaimsTheGenerationBeforeTheChildren(t *testing.T) {
+	both(t, EarlyReady, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		e.converge(e.reconciler(bug, nil), "web")
+		e.patchSpec("web", `{"spec":{"replicas":2,"image":"registry.example/web:2"}}`)
+		c, rec := e.recordingClient(nil)
+		e.must(e.reconcile(e.reconciler(bug, c), "web"))
+		claimIndex, deploymentIndex := -1, -1
+		for i, w := range rec.all() {
+			if app, ok := w.object.(*demov1.WebApp); ok && w.subresource == "status" && claimIndex < 0 {
+				if ready := readyCondition(app); ready != nil && ready.Status == metav1.ConditionTrue && app.Status.ObservedGeneration == 2 {
+					claimIndex = i
+				}
+			}
+			if w.kind == "Deployment" && w.verb == "update" && deploymentIndex < 0 {
+				deploymentIndex = i
+			}
+		}
+		early := claimIndex >= 0 && claimIndex < deploymentIndex
+		if early != (bug == EarlyReady) {
+			t.Fatalf("Ready for generation 2 written before the Deployment update: %v (%s)", early, describe(rec.all()))
+		}
+	})
+}
+
+func TestBugStaleStatusGenerationStampsANewGenerationOnOldConclusions(t *testing.T) {
+	both(t, StaleStatusGeneration, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		e.converge(e.reconciler(bug, nil), "web")
+		e.patchSpec("web", `{"spec":{"replicas":2}}`)
+		// While the operator writes status for generation 2, the spec moves to generation 3.
+		var moved sync.Once
+		c, _ := e.recordingClient(func(verb, sub string, obj client.Object) error {
+			var err error
+			if sub == "status" {
+				moved.Do(func() {
+					err = e.c.Patch(e.ctx, &demov1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: e.ns}},
+						client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`)))
+				})
+			}
+			return err
+		})
+		e.must(e.reconcile(e.reconciler(bug, c), "web"))
+		app := e.app("web")
+		replicas := *e.deployment("web").Spec.Replicas
+		claimsUnappliedSpec := app.Status.ObservedGeneration == app.Generation && replicas != app.Spec.Replicas
+		if claimsUnappliedSpec != (bug == StaleStatusGeneration) {
+			t.Fatalf("observedGeneration %d of generation %d with Deployment replicas %d for spec replicas %d",
+				app.Status.ObservedGeneration, app.Generation, replicas, app.Spec.Replicas)
+		}
+	})
+}
+
+func TestBugTimestampInTemplateRollsTheDeploymentEveryReconcile(t *testing.T) {
+	both(t, TimestampInTemplate, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		r := e.reconciler(bug, nil)
+		e.converge(r, "web")
+		before := e.deployment("web").Generation
+		e.clock.Step(time.Minute)
+		e.must(e.reconcile(r, "web"))
+		rolled := e.deployment("web").Generation != before
+		if rolled != (bug == TimestampInTemplate) {
+			t.Fatalf("Deployment generation moved on a reconcile with nothing to do: %v", rolled)
+		}
+	})
+}

@@ -1,0 +1,159 @@
+import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import type { KubeObject, WatchHandle } from "../../src/kube/kube-client.js";
+import { isProcessAlive } from "../../src/process/process-table.js";
+import { pollUntil } from "../../src/util/poll.js";
+import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
+import {
+  exampleOperatorBinary,
+  startOperatorProcess,
+  type OperatorProcess,
+} from "../support/operator-process.js";
+
+// The bundled example operator, run as a process the way users run theirs,
+// against a real kwok cluster: it converges the sample, follows both spec
+// updates of its contract file, and then stays quiet.
+
+const example = join(import.meta.dirname, "../../examples/webapp-operator");
+const apiVersion = "demo.reconcile-conformance.dev/v1alpha1";
+const QUIET_WINDOW_MS = 10_000;
+
+let cluster: TestCluster;
+let operator: OperatorProcess | undefined;
+let namespace: string;
+
+beforeAll(async () => {
+  const binary = exampleOperatorBinary();
+  cluster = await startTestCluster("rc-webapp");
+  const crd = parse(await readFile(join(example, "crds/webapp.yaml"), "utf8")) as KubeObject;
+  await cluster.client.create(crd);
+  await pollUntil(
+    async () => {
+      await cluster.client.list(apiVersion, "WebApp");
+      return { done: true, value: undefined };
+    },
+    { description: "the WebApp CRD to be served", timeoutMs: 30_000 },
+  );
+  namespace = `webapp-${randomBytes(3).toString("hex")}`;
+  await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  operator = startOperatorProcess(binary, [
+    `--kubeconfig=${cluster.access.kubeconfigPath}`,
+    `--watch-namespace=${namespace}`,
+  ]);
+});
+
+afterAll(async () => {
+  await operator?.stop();
+  cluster?.client.close();
+  await cluster?.provider.delete();
+});
+
+function readyOf(app: KubeObject): { status?: string; lastTransitionTime?: string } | undefined {
+  const status = app.status as
+    { conditions?: { type: string; status: string; lastTransitionTime: string }[] } | undefined;
+  return status?.conditions?.find((c) => c.type === "Ready");
+}
+
+async function waitConverged(name: string): Promise<KubeObject> {
+  return pollUntil(
+    async () => {
+      const app = await cluster.client.get({ apiVersion, kind: "WebApp", name, namespace });
+      const observed = (app.status as { observedGeneration?: number } | undefined)?.observedGeneration;
+      const ready = readyOf(app)?.status;
+      return ready === "True" && observed === app.metadata?.generation
+        ? { done: true, value: app }
+        : {
+            done: false,
+            reason: `Ready=${ready}, observedGeneration=${observed}, generation=${app.metadata?.generation}`,
+          };
+    },
+    { description: `WebApp ${name} to converge`, timeoutMs: 60_000 },
+  );
+}
+
+const writeLines = () => (operator?.log() ?? "").split("\n").filter((line) => /\twrite\t/.test(line));
+
+describe("example operator (reference)", () => {
+  it("converges the sample, follows both spec updates, then makes no write for 10 s", async () => {
+    const sample = parse(await readFile(join(example, "samples/webapp.yaml"), "utf8")) as KubeObject;
+    const name = sample.metadata?.name ?? "";
+    await cluster.client.create({ ...sample, metadata: { ...sample.metadata, namespace } });
+    const app = await waitConverged(name);
+    const uid = app.metadata?.uid ?? "";
+
+    const children = [
+      { apiVersion: "apps/v1", kind: "Deployment", name },
+      { apiVersion: "v1", kind: "Service", name },
+      { apiVersion: "v1", kind: "ConfigMap", name: `registration-${uid}` },
+    ];
+    const uids = new Map<string, string>();
+    for (const child of children) {
+      const object = await cluster.client.get({ ...child, namespace });
+      expect(object.metadata?.ownerReferences, `${child.kind} ${child.name}`).toEqual([
+        expect.objectContaining({ kind: "WebApp", name, uid, controller: true }),
+      ]);
+      uids.set(child.kind, object.metadata?.uid ?? "");
+    }
+
+    // The contract file's two spec updates: scale, then port and args.
+    const contract = parse(await readFile(join(example, "reconcile-conformance.yaml"), "utf8")) as {
+      sample: string;
+      updates: { spec: Record<string, unknown> }[];
+    };
+    expect(contract.updates).toHaveLength(2);
+    for (const update of contract.updates) {
+      await cluster.client.patch({
+        apiVersion,
+        kind: "WebApp",
+        metadata: { name, namespace },
+        spec: update.spec,
+      });
+      await waitConverged(name);
+    }
+    const service = await cluster.client.get({ apiVersion: "v1", kind: "Service", name, namespace });
+    const ports = (service.spec as { ports: { port: number }[] }).ports;
+    expect(ports[0]?.port).toBe(contract.updates[1]?.spec.port);
+    const deployment = await cluster.client.get({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      name,
+      namespace,
+    });
+    expect((deployment.spec as { replicas: number }).replicas).toBe(contract.updates[0]?.spec.replicas);
+    for (const child of children.slice(0, 2)) {
+      const object = await cluster.client.get({ ...child, namespace });
+      expect(object.metadata?.uid, `${child.kind} kept its identity`).toBe(uids.get(child.kind));
+    }
+
+    // Quiet: no write request in the operator's own request log, and no change
+    // to the objects only it writes (the CR, the Service, the registration).
+    const writesBefore = writeLines().length;
+    expect(writesBefore).toBeGreaterThan(0);
+    const events: string[] = [];
+    const watches: WatchHandle[] = [];
+    for (const target of [{ apiVersion, kind: "WebApp" }, ...children.slice(1)]) {
+      const { resourceVersion } = await cluster.client.listWithVersion(target.apiVersion, target.kind, {
+        namespace,
+      });
+      watches.push(
+        await cluster.client.watch(
+          { apiVersion: target.apiVersion, kind: target.kind, namespace },
+          (type, object) => {
+            if (type !== "BOOKMARK") events.push(`${type} ${target.kind} ${object.metadata?.name}`);
+          },
+          { resourceVersion },
+        ),
+      );
+    }
+    await delay(QUIET_WINDOW_MS); // the observation window itself, not a wait for something to happen
+    for (const watch of watches) watch.stop();
+
+    expect(writeLines().slice(writesBefore)).toEqual([]);
+    expect(events).toEqual([]);
+    expect(isProcessAlive(operator?.pid ?? -1)).toBe(true);
+  });
+});
