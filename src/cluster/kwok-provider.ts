@@ -78,10 +78,7 @@ export class KwokProvider implements ClusterProvider {
         );
       }
       this.deps.logger.info("kwok: control plane running; adding a simulated node");
-      const scaled = await this.kwokctl(
-        ["scale", "node", "--replicas", "1", "--name", this.config.name],
-        signal,
-      );
+      const scaled = await this.kwokctl(kwokctlScaleArgs(this.config), signal);
       if (scaled.exitCode !== 0) {
         throwIfAborted(signal, "kwok cluster create");
         throw await this.startFailure(`kwokctl scale node exited with ${scaled.exitCode}`, scaled.stderr);
@@ -259,6 +256,26 @@ export function kwokctlCreateArgs(config: KwokClusterConfig): string[] {
     bin("etcd"),
     "--wait",
     "60s",
+  ];
+}
+
+/**
+ * Arguments of `kwokctl scale node`: one simulated node. Its template's
+ * defaults (110 pods, a /24 pod CIDR) run out in a long run or a test suite
+ * that keeps its namespaces; a kwok node costs nothing per pod, so allow many.
+ */
+export function kwokctlScaleArgs(config: KwokClusterConfig): string[] {
+  return [
+    "scale",
+    "node",
+    "--replicas",
+    "1",
+    "--name",
+    config.name,
+    "--param",
+    ".allocatable.pods=1000",
+    "--param",
+    '.podCIDRs=["10.0.0.0/16"]',
   ];
 }
 

@@ -158,6 +158,8 @@ describe("kwok cluster", () => {
     expect(pods).toHaveLength(1);
     expect((pods[0]?.status as { phase?: string }).phase).toBe("Running");
     expect((pods[0]?.spec as { nodeName?: string }).nodeName).toBeTruthy();
+    const [node] = await cluster.client.list("v1", "Node");
+    expect((node?.status as { allocatable?: { pods?: string } }).allocatable?.pods).toBe("1k");
   });
 
   it("garbage-collects an object whose owner is deleted", async () => {

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { KindProvider, kindCreateArgs, kindDeleteArgs } from "../../src/cluster/kind-provider.js";
-import { kwokctlCreateArgs, kwokctlEnv, KwokProvider } from "../../src/cluster/kwok-provider.js";
+import {
+  kwokctlCreateArgs,
+  kwokctlEnv,
+  kwokctlScaleArgs,
+  KwokProvider,
+} from "../../src/cluster/kwok-provider.js";
 import { InfrastructureError } from "../../src/errors.js";
 import type { CommandResult, CommandRunner } from "../../src/process/command-runner.js";
 import { silentLogger } from "../../src/util/logger.js";
@@ -47,6 +52,12 @@ describe("kwokctl arguments", () => {
     expect(flag("--kwok-controller-binary")).toBe("/bins/kwok");
     expect(flag("--etcd-binary")).toBe("/bins/etcd");
     expect(args).not.toContain("--disable");
+  });
+
+  it("adds one node with room for many pods", () => {
+    const args = kwokctlScaleArgs(kwok);
+    expect(args.slice(0, 6)).toEqual(["scale", "node", "--replicas", "1", "--name", "dev"]);
+    expect(args).toContain(".allocatable.pods=1000");
   });
 
   it("isolates kwokctl's work dir and pins the Kubernetes version", () => {

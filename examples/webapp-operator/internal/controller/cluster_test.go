@@ -14,9 +14,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,10 +79,19 @@ func runWithCluster(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "cannot start a kwok cluster for the tests (run scripts/setup.sh first):", err)
 		return 1
 	}
-	defer func() {
+	deleteCluster := func() {
 		if _, err := cli("cluster", "delete", "--name", name); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
+	}
+	defer deleteCluster()
+	// An interrupted test run (Ctrl-C, a CI timeout) still removes its cluster.
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-interrupted
+		deleteCluster()
+		os.Exit(1)
 	}()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	restConfig, err = clientcmd.BuildConfigFromFlags("", lines[len(lines)-1])
@@ -176,7 +187,10 @@ func newEnv(t *testing.T) *env {
 		ns:    fmt.Sprintf("t-%06x", rand.IntN(1<<24)),
 		clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)),
 	}
-	e.must(e.c.Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}))
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}
+	e.must(e.c.Create(e.ctx, namespace))
+	// The namespace controller removes everything in it; the shared cluster does not fill up.
+	t.Cleanup(func() { _ = e.c.Delete(context.Background(), namespace) })
 	return e
 }
 

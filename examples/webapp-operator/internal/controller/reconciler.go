@@ -100,7 +100,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp) (observation, error) {
 	var observed observation
-	var conflict *childConflictError
+	// A child controlled by someone else is reported in status and does not stop the others.
+	note := func(err error) error {
+		var conflict *childConflictError
+		if errors.As(err, &conflict) {
+			observed.conflicts = append(observed.conflicts, conflict.Error())
+			return nil
+		}
+		return err
+	}
 
 	deployment, deploymentCreated, err := r.ensureChild(ctx, app, child{
 		kind:    "Deployment",
@@ -111,12 +119,10 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp) 
 		},
 		owned: true,
 	})
-	switch {
-	case errors.As(err, &conflict):
-		observed.conflicts = append(observed.conflicts, conflict.Error())
-	case err != nil:
+	if err := note(err); err != nil {
 		return observed, err
-	default:
+	}
+	if deployment != nil {
 		observed.deployment = deployment.(*appsv1.Deployment)
 	}
 
@@ -131,10 +137,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp) 
 			},
 			owned: true,
 		})
-		switch {
-		case errors.As(err, &conflict):
-			observed.conflicts = append(observed.conflicts, conflict.Error())
-		case err != nil:
+		if err := note(err); err != nil {
 			return observed, err
 		}
 	}
@@ -149,13 +152,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp) 
 		// NameWithoutUID's mistake: an unowned registration, so nothing ties it to this life of the WebApp.
 		owned: r.Bug != NameWithoutUID,
 	})
-	switch {
-	case errors.As(err, &conflict):
-		observed.conflicts = append(observed.conflicts, conflict.Error())
-	case err != nil:
-		return observed, err
-	}
-	return observed, nil
+	return observed, note(err)
 }
 
 // child describes one child: its desired state and how to compare it.
