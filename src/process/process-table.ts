@@ -62,3 +62,27 @@ export function findProcessesByArgument(fragment: string): number[] {
   }
   return found;
 }
+
+/** Live (non-zombie) members of a process group, read from /proc (Linux). */
+export function processGroupMembers(pgid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return isProcessAlive(pgid) ? [pgid] : [];
+  }
+  const members: number[] = [];
+  for (const entry of entries) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // After the command: state, ppid, pgrp.
+      if (Number(fields[2]) === pgid && fields[0] !== "Z") members.push(pid);
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return members;
+}

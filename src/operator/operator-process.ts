@@ -1,0 +1,225 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describeError, InfrastructureError } from "../errors.js";
+import { isNotFound } from "../kube/api-errors.js";
+import type { KubeClient } from "../kube/kube-client.js";
+import { trackProcessGroup, untrackProcessGroup } from "../process/child-registry.js";
+import { tailLines } from "../process/command-runner.js";
+import { processGroupMembers } from "../process/process-table.js";
+import type { ApiProxy } from "../proxy/api-proxy.js";
+import { silentLogger, type Logger } from "../util/logger.js";
+import { pollUntil } from "../util/poll.js";
+
+/** How to run the operator under test, out of cluster. */
+export interface OperatorCommand {
+  readonly argv: readonly [string, ...string[]];
+  /** Added to the kit's environment; KUBECONFIG is always set to the proxy's. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+
+export interface OperatorProcessOptions {
+  readonly command: OperatorCommand;
+  /** The proxy the operator must talk through; its kubeconfig is written here. */
+  readonly proxy: ApiProxy;
+  /** The custom resource whose list or watch means "the operator has started". */
+  readonly customResource: { readonly group: string; readonly resource: string };
+  /** Per-run log files and the proxy kubeconfig go here. */
+  readonly workDir: string;
+  /** The kit's own client, to remove a crashed operator's leader-election Lease. */
+  readonly kube: KubeClient;
+  readonly startTimeoutMs?: number;
+  readonly stopGraceMs?: number;
+  readonly logger?: Logger;
+}
+
+/**
+ * The operator as a local process: its own process group (so a crash kills
+ * everything it spawned, `go run` included), KUBECONFIG pointing at the
+ * proxy, output to one log file per run. The proxy's crash-after fault is
+ * wired to `crash()`.
+ */
+export class OperatorProcess {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private runs = 0;
+  private kubeconfigPath: string | undefined;
+  readonly logFiles: string[] = [];
+
+  constructor(private readonly options: OperatorProcessOptions) {
+    options.proxy.setCrashHandler(() => this.crash());
+  }
+
+  /** The process group id (= pid of the command) of the current run. */
+  get pgid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Live processes of the current run's group. */
+  processIds(): number[] {
+    return this.pgid === undefined ? [] : processGroupMembers(this.pgid);
+  }
+
+  get running(): boolean {
+    return this.processIds().length > 0;
+  }
+
+  /** Starts a run and resolves once the operator listed or watched the custom resource. */
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.running) throw new Error("operator already running");
+    const { command, proxy, workDir } = this.options;
+    await mkdir(workDir, { recursive: true });
+    this.kubeconfigPath ??= await proxy.writeKubeconfig(join(workDir, "operator.kubeconfig"));
+    this.runs++;
+    const logFile = join(workDir, `operator-${this.runs}.log`);
+    this.logFiles.push(logFile);
+    const fd = openSync(logFile, "a");
+    const readsBefore = proxy.readCount;
+    let spawnError: Error | undefined;
+    try {
+      const [file, ...args] = command.argv;
+      this.child = spawn(file, args, {
+        cwd: command.cwd,
+        env: { ...process.env, ...command.env, KUBECONFIG: this.kubeconfigPath },
+        detached: true, // its own process group
+        stdio: ["ignore", fd, fd],
+      });
+    } finally {
+      closeSync(fd);
+    }
+    const child = this.child;
+    child.on("error", (error) => (spawnError = error));
+    this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
+    if (child.pid !== undefined) trackProcessGroup(child.pid);
+    this.options.logger?.info(`operator: started run ${this.runs} (pid ${child.pid ?? "?"}), log ${logFile}`);
+
+    const resource = this.options.customResource;
+    try {
+      await pollUntil(
+        async () => {
+          if (spawnError)
+            throw new InfrastructureError(
+              "operator/spawn-failed",
+              `cannot run ${command.argv[0]}: ${spawnError.message}`,
+            );
+          if (child.exitCode !== null || child.signalCode !== null) {
+            throw new InfrastructureError(
+              "operator/exited",
+              `operator exited (${child.exitCode ?? child.signalCode}) before it watched ${resource.resource}`,
+              await this.logTail(),
+            );
+          }
+          return proxy.sawRead({ group: resource.group, resource: resource.resource }, readsBefore)
+            ? { done: true, value: undefined }
+            : { done: false, reason: `no list or watch of ${resource.resource} yet` };
+        },
+        {
+          description: "the operator to start",
+          timeoutMs: this.options.startTimeoutMs ?? 60_000,
+          intervalMs: 50,
+          signal,
+        },
+      );
+    } catch (error) {
+      await this.kill();
+      if (error instanceof InfrastructureError) throw error;
+      throw new InfrastructureError(
+        "operator/start-timeout",
+        `operator did not start: ${describeError(error)}`,
+        await this.logTail(),
+      );
+    }
+  }
+
+  /**
+   * SIGKILL to the whole group, as a crash would. Once it is gone, any Lease
+   * it held is deleted so a restart does not wait for the lease to expire.
+   */
+  async crash(): Promise<void> {
+    await this.kill();
+    await this.releaseLeases();
+  }
+
+  /** A new run after a crash or stop. */
+  async restart(signal?: AbortSignal): Promise<void> {
+    if (this.running) await this.stop();
+    await this.start(signal);
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period; resolves when the group is gone. */
+  async stop(): Promise<void> {
+    const pgid = this.pgid;
+    if (pgid === undefined || !this.running) return;
+    signalGroup(pgid, "SIGTERM");
+    const stopped = await pollUntil(
+      () => (this.running ? { done: false, reason: "still running" } : { done: true, value: true }),
+      {
+        description: "the operator to stop",
+        timeoutMs: this.options.stopGraceMs ?? 10_000,
+        intervalMs: 25,
+      },
+    ).catch(() => false);
+    if (!stopped) await this.kill();
+    untrackProcessGroup(pgid);
+  }
+
+  /** The last lines of the current run's log. */
+  async logTail(lines = 20): Promise<string[]> {
+    const file = this.logFiles.at(-1);
+    if (!file) return [];
+    return tailLines(await readFile(file, "utf8").catch(() => ""), lines);
+  }
+
+  private async kill(): Promise<void> {
+    const pgid = this.pgid;
+    if (pgid === undefined) return;
+    signalGroup(pgid, "SIGKILL");
+    await this.exited;
+    await pollUntil(
+      () =>
+        this.running
+          ? { done: false, reason: `alive: ${this.processIds().join(", ")}` }
+          : { done: true, value: undefined },
+      {
+        description: "the operator's processes to die",
+        timeoutMs: 5_000,
+        intervalMs: 10,
+      },
+    );
+    untrackProcessGroup(pgid);
+  }
+
+  /** Deletes Leases the operator created or renewed (seen in the write log). */
+  private async releaseLeases(): Promise<void> {
+    const leases = new Map<string, { namespace: string; name: string }>();
+    for (const entry of this.options.proxy.writeLog.query({
+      resource: "leases",
+      group: "coordination.k8s.io",
+      actor: "operator",
+    })) {
+      if (entry.code < 300 && entry.namespace && entry.name) {
+        leases.set(`${entry.namespace}/${entry.name}`, { namespace: entry.namespace, name: entry.name });
+      }
+    }
+    for (const lease of leases.values()) {
+      try {
+        await this.options.kube.delete({ apiVersion: "coordination.k8s.io/v1", kind: "Lease", ...lease });
+        (this.options.logger ?? silentLogger).info(
+          `operator: released lease ${lease.namespace}/${lease.name} after the crash`,
+        );
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch (error) {
+    if (!(error instanceof Error && "code" in error && error.code === "ESRCH")) throw error;
+  }
+}
