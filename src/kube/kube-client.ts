@@ -235,6 +235,8 @@ export class KubeClient {
       response.on("error", (error) => (controller.signal.aborted ? resolve() : reject(error)));
       response.on("close", () => resolve());
     });
+    // A stream cut while nobody awaits `done` (a stopped cluster) is not an unhandled rejection.
+    done.catch(() => undefined);
     return { stop: () => controller.abort(), done };
   }
 
@@ -323,7 +325,8 @@ export class KubeClient {
     // They land on the request options, which the agent uses per connection
     // (and in its pool key); our keep-alive agent replaces the one-off agent
     // client-node would create for every request.
-    await this.config.applyToHTTPSOptions(request);
+    // client-node refuses plain HTTP servers; those (the kit's own proxy) need no credentials.
+    if (url.protocol === "https:") await this.config.applyToHTTPSOptions(request);
     request.agent = this.agent;
     const transport = url.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describeError, InfrastructureError } from "../errors.js";
+import { AbortedError, describeError, InfrastructureError } from "../errors.js";
 import { isNotFound } from "../kube/api-errors.js";
 import type { KubeClient } from "../kube/kube-client.js";
 import { trackProcessGroup, untrackProcessGroup } from "../process/child-registry.js";
@@ -124,7 +124,7 @@ export class OperatorProcess {
       );
     } catch (error) {
       await this.kill();
-      if (error instanceof InfrastructureError) throw error;
+      if (error instanceof InfrastructureError || error instanceof AbortedError) throw error;
       throw new InfrastructureError(
         "operator/start-timeout",
         `operator did not start: ${describeError(error)}`,

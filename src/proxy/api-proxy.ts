@@ -8,6 +8,7 @@ import { InfrastructureError } from "../errors.js";
 import type { Logger } from "../util/logger.js";
 import { silentLogger } from "../util/logger.js";
 import { FaultPlan, type FaultSpec } from "./faults.js";
+import { protobufMetadata, protobufStatusReason } from "./protobuf-metadata.js";
 import { classifyRequest, describeRequest, isMutating, type RequestInfo } from "./request-classifier.js";
 import { tagOf, WriteLog, type WriteEntry } from "./write-log.js";
 
@@ -213,7 +214,7 @@ current-context: reconcile-conformance-proxy
     const time = new Date().toISOString();
     const body = await readAll(req);
     const json = parseJson(body, req.headers["content-type"]);
-    const metadata = objectMetadata(json);
+    const metadata = protobufMetadata(body) ?? objectMetadata(json);
     const info: RequestInfo =
       requestInfo.name || !metadata.name ? requestInfo : { ...requestInfo, name: metadata.name };
     const sentResourceVersion = metadata.resourceVersion ?? deletePrecondition(json);
@@ -267,14 +268,14 @@ current-context: reconcile-conformance-proxy
 
     const answer = await this.forwardBuffered(req, body);
     const answered = parseJson(answer.body, answer.headers["content-type"]);
-    const resultMeta = objectMetadata(answered);
+    const resultMeta = protobufMetadata(answer.body) ?? objectMetadata(answered);
     const ok = answer.status >= 200 && answer.status < 300;
     const before = sentResourceVersion ?? priorResourceVersion;
     const entry: WriteEntry = {
       ...entryBase,
       ...(priorResourceVersion ? { priorResourceVersion } : {}),
       code: answer.status,
-      ...(ok ? {} : { reason: statusReason(answered) }),
+      ...(ok ? {} : { reason: statusReason(answered) ?? protobufStatusReason(answer.body) }),
       ...(ok && resultMeta.uid ? { uid: resultMeta.uid } : {}),
       ...(ok && resultMeta.resourceVersion ? { resourceVersion: resultMeta.resourceVersion } : {}),
       ...(ok && resultMeta.generation !== undefined ? { generation: resultMeta.generation } : {}),

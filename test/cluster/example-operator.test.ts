@@ -1,25 +1,27 @@
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
-import type { KubeObject, WatchHandle } from "../../src/kube/kube-client.js";
+import type { WatchHandle } from "../../src/kube/kube-client.js";
 import { isProcessAlive } from "../../src/process/process-table.js";
-import { pollUntil } from "../../src/util/poll.js";
 import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
 import {
   exampleOperatorBinary,
   startOperatorProcess,
   type OperatorProcess,
 } from "../support/operator-process.js";
+import {
+  installWebAppCrd,
+  readExampleYaml,
+  sampleWebApp,
+  waitConverged,
+  WEBAPP_API_VERSION,
+} from "../support/webapp-example.js";
 
 // The bundled example operator, run as a process the way users run theirs,
 // against a real kwok cluster: it converges the sample, follows both spec
 // updates of its contract file, and then stays quiet.
 
-const example = join(import.meta.dirname, "../../examples/webapp-operator");
-const apiVersion = "demo.reconcile-conformance.dev/v1alpha1";
+const apiVersion = WEBAPP_API_VERSION;
 const QUIET_WINDOW_MS = 10_000;
 
 let cluster: TestCluster;
@@ -29,15 +31,7 @@ let namespace: string;
 beforeAll(async () => {
   const binary = exampleOperatorBinary();
   cluster = await startTestCluster("rc-webapp");
-  const crd = parse(await readFile(join(example, "crds/webapp.yaml"), "utf8")) as KubeObject;
-  await cluster.client.create(crd);
-  await pollUntil(
-    async () => {
-      await cluster.client.list(apiVersion, "WebApp");
-      return { done: true, value: undefined };
-    },
-    { description: "the WebApp CRD to be served", timeoutMs: 30_000 },
-  );
+  await installWebAppCrd(cluster.client);
   namespace = `webapp-${randomBytes(3).toString("hex")}`;
   await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   operator = startOperatorProcess(binary, [
@@ -52,37 +46,14 @@ afterAll(async () => {
   await cluster?.provider.delete();
 });
 
-function readyOf(app: KubeObject): { status?: string; lastTransitionTime?: string } | undefined {
-  const status = app.status as
-    { conditions?: { type: string; status: string; lastTransitionTime: string }[] } | undefined;
-  return status?.conditions?.find((c) => c.type === "Ready");
-}
-
-async function waitConverged(name: string): Promise<KubeObject> {
-  return pollUntil(
-    async () => {
-      const app = await cluster.client.get({ apiVersion, kind: "WebApp", name, namespace });
-      const observed = (app.status as { observedGeneration?: number } | undefined)?.observedGeneration;
-      const ready = readyOf(app)?.status;
-      return ready === "True" && observed === app.metadata?.generation
-        ? { done: true, value: app }
-        : {
-            done: false,
-            reason: `Ready=${ready}, observedGeneration=${observed}, generation=${app.metadata?.generation}`,
-          };
-    },
-    { description: `WebApp ${name} to converge`, timeoutMs: 60_000 },
-  );
-}
-
 const writeLines = () => (operator?.log() ?? "").split("\n").filter((line) => /\twrite\t/.test(line));
 
 describe("example operator (reference)", () => {
   it("converges the sample, follows both spec updates, then makes no write for 10 s", async () => {
-    const sample = parse(await readFile(join(example, "samples/webapp.yaml"), "utf8")) as KubeObject;
+    const sample = await sampleWebApp(namespace);
     const name = sample.metadata?.name ?? "";
-    await cluster.client.create({ ...sample, metadata: { ...sample.metadata, namespace } });
-    const app = await waitConverged(name);
+    await cluster.client.create(sample);
+    const app = await waitConverged(cluster.client, namespace, name);
     const uid = app.metadata?.uid ?? "";
 
     const children = [
@@ -100,10 +71,9 @@ describe("example operator (reference)", () => {
     }
 
     // The contract file's two spec updates: scale, then port and args.
-    const contract = parse(await readFile(join(example, "reconcile-conformance.yaml"), "utf8")) as {
-      sample: string;
-      updates: { spec: Record<string, unknown> }[];
-    };
+    const contract = await readExampleYaml<{ updates: { spec: Record<string, unknown> }[] }>(
+      "reconcile-conformance.yaml",
+    );
     expect(contract.updates).toHaveLength(2);
     for (const update of contract.updates) {
       await cluster.client.patch({
@@ -112,7 +82,7 @@ describe("example operator (reference)", () => {
         metadata: { name, namespace },
         spec: update.spec,
       });
-      await waitConverged(name);
+      await waitConverged(cluster.client, namespace, name);
     }
     const service = await cluster.client.get({ apiVersion: "v1", kind: "Service", name, namespace });
     const ports = (service.spec as { ports: { port: number }[] }).ports;

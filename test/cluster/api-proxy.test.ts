@@ -1,0 +1,385 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile } from "node:fs/promises";
+import http from "node:http";
+import https from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { AbortedError } from "../../src/errors.js";
+import { KubeClient, type KubeObject } from "../../src/kube/kube-client.js";
+import { OperatorProcess } from "../../src/operator/operator-process.js";
+import { isProcessAlive } from "../../src/process/process-table.js";
+import { ApiProxy, CONCURRENT_WRITE_ANNOTATION } from "../../src/proxy/api-proxy.js";
+import type { WriteEntry } from "../../src/proxy/write-log.js";
+import { pollUntil } from "../../src/util/poll.js";
+import { kwokConfig, startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
+import { exampleOperatorBinary } from "../support/operator-process.js";
+import {
+  installWebAppCrd,
+  sampleWebApp,
+  waitConverged,
+  WEBAPP_API_VERSION,
+  WEBAPP_RESOURCE,
+} from "../support/webapp-example.js";
+
+// The proxy and the launcher with the example operator on a real kwok cluster.
+
+let cluster: TestCluster;
+let binary: string;
+
+beforeAll(async () => {
+  binary = exampleOperatorBinary();
+  cluster = await startTestCluster("rc-proxy");
+  await installWebAppCrd(cluster.client);
+});
+
+afterAll(async () => {
+  cluster?.client.close();
+  await cluster?.provider.delete();
+});
+
+interface Harness {
+  readonly namespace: string;
+  readonly proxy: ApiProxy;
+  readonly operator: OperatorProcess;
+  readonly workDir: string;
+}
+
+const opened: Harness[] = [];
+const everyPid = new Set<number>();
+
+/** A namespace, a proxy and the example operator behind it (not started). */
+async function harness(): Promise<Harness> {
+  const namespace = `p-${randomBytes(3).toString("hex")}`;
+  await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  const workDir = await mkdtemp(join(tmpdir(), "rc-proxy-test-"));
+  const proxy = await ApiProxy.start({
+    upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
+    writeLogFile: join(workDir, "writes.ndjson"),
+  });
+  const operator = new OperatorProcess({
+    command: { argv: [binary, `--watch-namespace=${namespace}`] },
+    proxy,
+    customResource: WEBAPP_RESOURCE,
+    workDir,
+    kube: cluster.client,
+  });
+  const h = { namespace, proxy, operator, workDir };
+  opened.push(h);
+  return h;
+}
+
+async function startOperator(h: Harness): Promise<void> {
+  await h.operator.start();
+  for (const pid of h.operator.processIds()) everyPid.add(pid);
+}
+
+afterEach(async () => {
+  for (const h of opened.splice(0)) {
+    await h.operator.stop();
+    await h.proxy.close();
+  }
+  // Test 6 of the issue, after every test: nothing the launcher started is alive.
+  expect([...everyPid].filter(isProcessAlive)).toEqual([]);
+  everyPid.clear();
+});
+
+const operatorWrites = (h: Harness): WriteEntry[] =>
+  h.proxy.writeLog.query({ actor: "operator", withoutTags: true });
+const summary = (entries: WriteEntry[]) =>
+  entries.map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""} ${e.code}`);
+
+describe("API proxy with the example operator", () => {
+  it("records the operator's creates and status write, in order, with codes and uids", async () => {
+    const h = await harness();
+    await startOperator(h);
+    const sample = await sampleWebApp(h.namespace);
+    await cluster.client.create(sample);
+    const app = await waitConverged(cluster.client, h.namespace, sample.metadata?.name ?? "");
+
+    const writes = operatorWrites(h);
+    expect(summary(writes).slice(0, 4)).toEqual([
+      "create deployments 201",
+      "create services 201",
+      "create configmaps 201",
+      "update webapps/status 200",
+    ]);
+    const [deployment, service, configmap] = writes;
+    expect(deployment).toMatchObject({
+      group: "apps",
+      namespace: h.namespace,
+      name: "hello",
+      effective: true,
+    });
+    const live = await cluster.client.get({
+      apiVersion: "v1",
+      kind: "Service",
+      name: "hello",
+      namespace: h.namespace,
+    });
+    expect(service?.uid).toBe(live.metadata?.uid);
+    expect(configmap?.name).toBe(`registration-${app.metadata?.uid}`);
+    expect(writes.every((w) => w.seq > 0 && w.uid && w.resourceVersion)).toBe(true);
+    // The NDJSON file mirrors the log.
+    await h.proxy.writeLog.flush();
+    const lines = (await readFile(join(h.workDir, "writes.ndjson"), "utf8")).trim().split("\n");
+    expect(lines.map((l) => (JSON.parse(l) as WriteEntry).seq)).toEqual(
+      h.proxy.writeLog.query().map((e) => e.seq),
+    );
+  });
+
+  it("crash-after on the Service create: the operator dies, the Service exists, status is unwritten; the restart reuses it", async () => {
+    const h = await harness();
+    await startOperator(h);
+    const crash = h.proxy.arm({ kind: "crash-after", match: { verb: "create", resource: "services" } });
+    const pidsBefore = h.operator.processIds();
+    await cluster.client.create(await sampleWebApp(h.namespace));
+    const fired = await crash.fired;
+
+    expect(pidsBefore.filter(isProcessAlive)).toEqual([]);
+    const created = h.proxy.writeLog
+      .query({ resource: "services", verb: "create" })
+      .find((e) => e.seq === fired.seq);
+    expect(created).toMatchObject({ code: 201, fault: "crash-after" });
+    const service = await cluster.client.get({
+      apiVersion: "v1",
+      kind: "Service",
+      name: "hello",
+      namespace: h.namespace,
+    });
+    expect(service.metadata?.uid).toBe(created?.uid);
+    const app = await cluster.client.get({
+      apiVersion: WEBAPP_API_VERSION,
+      kind: "WebApp",
+      name: "hello",
+      namespace: h.namespace,
+    });
+    expect(app.status).toBeUndefined();
+    expect(h.proxy.writeLog.query({ resource: "webapps", subresource: "status" })).toEqual([]);
+
+    await h.operator.restart();
+    for (const pid of h.operator.processIds()) everyPid.add(pid);
+    await waitConverged(cluster.client, h.namespace, "hello");
+    const after = await cluster.client.get({
+      apiVersion: "v1",
+      kind: "Service",
+      name: "hello",
+      namespace: h.namespace,
+    });
+    expect(after.metadata?.uid).toBe(created?.uid);
+    expect(h.proxy.writeLog.query({ resource: "services", verb: "create", actor: "operator" })).toHaveLength(
+      1,
+    );
+  });
+
+  it("conflict-before on the first Deployment update: a real 409, the concurrent annotation survives convergence", async () => {
+    const h = await harness();
+    await startOperator(h);
+    await cluster.client.create(await sampleWebApp(h.namespace));
+    await waitConverged(cluster.client, h.namespace, "hello");
+    const conflict = h.proxy.arm({
+      kind: "conflict-before",
+      match: { verb: "update", resource: "deployments", subresource: "" },
+    });
+    await cluster.client.patch({
+      apiVersion: WEBAPP_API_VERSION,
+      kind: "WebApp",
+      metadata: { name: "hello", namespace: h.namespace },
+      spec: { replicas: 2 },
+    });
+    const fired = await conflict.fired;
+
+    const [kitWrite] = h.proxy.writeLog.query({ actor: "kit", resource: "deployments" });
+    const rejected = h.proxy.writeLog
+      .query({ actor: "operator", resource: "deployments", verb: "update" })
+      .find((e) => e.seq === fired.seq);
+    expect(kitWrite).toMatchObject({ verb: "patch", code: 200, fault: "conflict-before" });
+    expect(rejected).toMatchObject({ code: 409, reason: "Conflict", fault: "conflict-before" });
+    // The kit's write came between the operator's read and its write, which then arrived at the server.
+    expect(kitWrite?.fault).toBe("conflict-before");
+
+    await waitConverged(cluster.client, h.namespace, "hello");
+    const deployment = await cluster.client.get({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      name: "hello",
+      namespace: h.namespace,
+    });
+    expect((deployment.spec as { replicas: number }).replicas).toBe(2);
+    expect(deployment.metadata?.annotations?.[CONCURRENT_WRITE_ANNOTATION]).toBeTruthy();
+    const retries = h.proxy.writeLog.query({
+      actor: "operator",
+      resource: "deployments",
+      verb: "update",
+      after: fired.seq,
+    });
+    expect(retries[0]?.code).toBe(200);
+    expect(retries[0]?.sentResourceVersion).not.toBe(rejected?.sentResourceVersion);
+  });
+
+  it("fail-with 500 on the status write: the operator retries and converges", async () => {
+    const h = await harness();
+    await startOperator(h);
+    const failure = h.proxy.arm({
+      kind: "fail-with",
+      status: 500,
+      match: { verb: "update", resource: "webapps", subresource: "status" },
+    });
+    await cluster.client.create(await sampleWebApp(h.namespace));
+    const fired = await failure.fired;
+    await waitConverged(cluster.client, h.namespace, "hello");
+    const statusWrites = h.proxy.writeLog.query({
+      resource: "webapps",
+      subresource: "status",
+      actor: "operator",
+    });
+    expect(statusWrites[0]).toMatchObject({ seq: fired.seq, code: 500, fault: "fail-with" });
+    expect(statusWrites.slice(1).some((w) => w.code === 200)).toBe(true);
+  });
+
+  it("passes watches through event for event, and kubectl works through it (get, apply, protobuf)", async () => {
+    const h = await harness();
+    const proxyKubeconfig = await h.proxy.writeKubeconfig(join(h.workDir, "kubeconfig"));
+    const viaProxy = KubeClient.fromKubeconfig(proxyKubeconfig);
+    const { resourceVersion } = await cluster.client.listWithVersion("v1", "ConfigMap", {
+      namespace: h.namespace,
+    });
+    const direct: string[] = [];
+    const proxied: string[] = [];
+    const record = (into: string[]) => (type: string, object: KubeObject) => {
+      if (object.metadata?.name?.startsWith("w-"))
+        into.push(`${type} ${object.metadata.name} ${object.metadata.resourceVersion}`);
+    };
+    const target = { apiVersion: "v1", kind: "ConfigMap", namespace: h.namespace };
+    const watches = [
+      await cluster.client.watch(target, record(direct), { resourceVersion }),
+      await viaProxy.watch(target, record(proxied), { resourceVersion }),
+    ];
+    for (let i = 0; i < 5; i++) {
+      await cluster.client.create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `w-${i}`, namespace: h.namespace },
+        data: { i: "0" },
+      });
+      await cluster.client.patch({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `w-${i}`, namespace: h.namespace },
+        data: { i: "1" },
+      });
+    }
+    await cluster.client.delete({ apiVersion: "v1", kind: "ConfigMap", name: "w-0", namespace: h.namespace });
+    await pollUntil(
+      () =>
+        proxied.length >= 11 && direct.length >= 11
+          ? { done: true, value: undefined }
+          : { done: false, reason: `${proxied.length}/${direct.length} events` },
+      {
+        description: "11 events on both watches",
+        timeoutMs: 10_000,
+      },
+    );
+    for (const w of watches) w.stop();
+    viaProxy.close();
+    expect(proxied).toEqual(direct);
+
+    const kubectl = join(kwokConfig("x").binDir, "kubectl");
+    const run = (args: string[], input?: string) =>
+      new Promise<string>((resolve, reject) => {
+        const child = execFile(
+          kubectl,
+          ["--kubeconfig", proxyKubeconfig, ...args],
+          (error, stdout, stderr) =>
+            error ? reject(new Error(`kubectl ${args.join(" ")}: ${stderr}`)) : resolve(stdout),
+        );
+        child.stdin?.end(input ?? "");
+      });
+    expect((await run(["get", "configmaps", "-n", h.namespace, "-o", "name"])).split("\n")).toContain(
+      "configmap/w-1",
+    );
+    await run(
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "applied", namespace: h.namespace },
+        data: { a: "b" },
+      }),
+    );
+    const applied = await cluster.client.get({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      name: "applied",
+      namespace: h.namespace,
+    });
+    expect(applied.data).toEqual({ a: "b" });
+    expect(h.proxy.writeLog.query({ resource: "configmaps", name: "applied", verb: "create" })).toHaveLength(
+      1,
+    );
+
+    // A protobuf answer arrives byte for byte as the API server sent it.
+    const path = `/api/v1/namespaces/${h.namespace}/configmaps/w-1`;
+    const viaProxyBytes = await rawGet(new URL(path, h.proxy.url), {});
+    const directBytes = await rawGet(new URL(path, cluster.access.apiServerUrl), await tlsOptions());
+    expect(viaProxyBytes.contentType).toBe("application/vnd.kubernetes.protobuf");
+    expect(viaProxyBytes.body.equals(directBytes.body)).toBe(true);
+  });
+
+  it("leaves no operator process behind when a start is aborted", async () => {
+    const h = await harness();
+    const controller = new AbortController();
+    // An operator that never watches WebApps: the start waits until aborted.
+    const stuck = new OperatorProcess({
+      command: { argv: ["sleep", "600"] },
+      proxy: h.proxy,
+      customResource: WEBAPP_RESOURCE,
+      workDir: h.workDir,
+      kube: cluster.client,
+    });
+    const starting = stuck.start(controller.signal);
+    await pollUntil(
+      () =>
+        stuck.processIds().length > 0
+          ? { done: true, value: undefined }
+          : { done: false, reason: "not spawned" },
+      {
+        description: "the process to exist",
+        timeoutMs: 5_000,
+      },
+    );
+    const pids = stuck.processIds();
+    controller.abort();
+    await expect(starting).rejects.toBeInstanceOf(AbortedError);
+    expect(pids.filter(isProcessAlive)).toEqual([]);
+  });
+});
+
+async function tlsOptions(): Promise<https.RequestOptions> {
+  const config = new KubeConfig();
+  config.loadFromFile(cluster.access.kubeconfigPath);
+  const options: https.RequestOptions = {};
+  await config.applyToHTTPSOptions(options);
+  return { ca: options.ca, cert: options.cert, key: options.key };
+}
+
+function rawGet(url: URL, tls: https.RequestOptions): Promise<{ contentType: string; body: Buffer }> {
+  const transport = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = transport.request(
+      url,
+      { ...tls, headers: { Accept: "application/vnd.kubernetes.protobuf" } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (c: Buffer) => chunks.push(c));
+        response.on("end", () =>
+          resolve({ contentType: String(response.headers["content-type"]), body: Buffer.concat(chunks) }),
+        );
+      },
+    );
+    request.on("error", reject);
+    request.end();
+  });
+}
