@@ -150,10 +150,10 @@ export class KubeClient {
     };
   }
 
-  async create<T extends KubeObject = KubeObject>(object: KubeObject): Promise<T> {
+  async create<T extends KubeObject = KubeObject>(object: KubeObject, signal?: AbortSignal): Promise<T> {
     const ref = refOf(object);
     const path = await this.collectionPath(ref.apiVersion, ref.kind, ref.namespace);
-    return this.json<T>("POST", path, { body: object, query: { fieldManager: FIELD_MANAGER } });
+    return this.json<T>("POST", path, { body: object, query: { fieldManager: FIELD_MANAGER }, signal });
   }
 
   /**

@@ -328,6 +328,103 @@ describe("API proxy with the example operator", () => {
     expect(viaProxyBytes.body.equals(directBytes.body)).toBe(true);
   });
 
+  it("forwards as the impersonated identity when asked, so the operator's own RBAC applies", async () => {
+    const proxy = await ApiProxy.start({
+      upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
+      impersonate: { user: "system:serviceaccount:ops:webapp-operator", groups: ["system:serviceaccounts"] },
+    });
+    try {
+      const workDir = await mkdtemp(join(tmpdir(), "rc-impersonate-"));
+      const client = KubeClient.fromKubeconfig(await proxy.writeKubeconfig(join(workDir, "kubeconfig")));
+      const review = await client.create({
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "SelfSubjectReview",
+        metadata: { name: "me" },
+      });
+      client.close();
+      expect((review.status as { userInfo: { username: string; groups: string[] } }).userInfo).toMatchObject({
+        username: "system:serviceaccount:ops:webapp-operator",
+        groups: expect.arrayContaining(["system:serviceaccounts"]) as unknown,
+      });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("hangs a write for fail-with hang until the client gives up", async () => {
+    const h = await harness();
+    const client = KubeClient.fromKubeconfig(await h.proxy.writeKubeconfig(join(h.workDir, "kubeconfig")));
+    const hang = h.proxy.arm({
+      kind: "fail-with",
+      status: "hang",
+      match: { verb: "create", resource: "configmaps" },
+    });
+    const controller = new AbortController();
+    const writing = client
+      .create(
+        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "never", namespace: h.namespace } },
+        controller.signal,
+      )
+      .then(
+        () => "answered",
+        () => "gave up",
+      );
+    await hang.fired;
+    controller.abort();
+    expect(await writing).toBe("gave up");
+    client.close();
+    expect(
+      await cluster.client.tryGet({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        name: "never",
+        namespace: h.namespace,
+      }),
+    ).toBeUndefined();
+    expect(h.proxy.writeLog.query({ resource: "configmaps" })).toMatchObject([
+      { code: 0, fault: "fail-with" },
+    ]);
+  });
+
+  it("removes a crashed leader's Lease so the restarted operator leads at once", async () => {
+    const h = await harness();
+    const leaderElected = new OperatorProcess({
+      command: {
+        argv: [
+          binary,
+          `--watch-namespace=${h.namespace}`,
+          "--leader-elect",
+          `--leader-election-namespace=${h.namespace}`,
+        ],
+      },
+      proxy: h.proxy,
+      customResource: WEBAPP_RESOURCE,
+      workDir: h.workDir,
+      kube: cluster.client,
+    });
+    const leaseRef = {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      name: "webapp-operator.demo.reconcile-conformance.dev",
+      namespace: h.namespace,
+    };
+    try {
+      await leaderElected.start(); // controllers watch WebApps only once elected
+      for (const pid of leaderElected.processIds()) everyPid.add(pid);
+      const held = await cluster.client.get(leaseRef);
+      await leaderElected.crash();
+      expect(await cluster.client.tryGet(leaseRef)).toBeUndefined();
+      await leaderElected.restart();
+      for (const pid of leaderElected.processIds()) everyPid.add(pid);
+      const renewed = await cluster.client.get(leaseRef);
+      const holder = (lease: KubeObject) => (lease.spec as { holderIdentity?: string }).holderIdentity;
+      expect(holder(renewed)).toBeTruthy();
+      expect(holder(renewed)).not.toBe(holder(held));
+    } finally {
+      await leaderElected.stop();
+    }
+  });
+
   it("leaves no operator process behind when a start is aborted", async () => {
     const h = await harness();
     const controller = new AbortController();
