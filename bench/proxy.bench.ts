@@ -1,0 +1,123 @@
+/**
+ * API proxy overhead: latency of GETs through the proxy against the same GETs
+ * sent directly (interleaved, in one run), and how much later a watch event
+ * arrives through the proxy than directly.
+ *
+ *   npm run bench:proxy [-- --requests 2000 --events 200]
+ *
+ * Target (DESIGN.md section 6): median added latency <= 1 ms per request.
+ */
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { KubeClient } from "../src/kube/kube-client.js";
+import { ApiProxy } from "../src/proxy/api-proxy.js";
+import { startTestCluster } from "../test/support/kwok-cluster.js";
+
+const { values } = parseArgs({
+  options: { requests: { type: "string", default: "2000" }, events: { type: "string", default: "200" } },
+});
+const requests = Number(values.requests);
+const events = Number(values.events);
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+}
+const ms = (n: number) => `${n.toFixed(3)} ms`;
+
+const cluster = await startTestCluster("rc-bench-proxy");
+const proxy = await ApiProxy.start({
+  upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
+});
+try {
+  const workDir = await mkdtemp(join(tmpdir(), "rc-bench-"));
+  const viaProxy = KubeClient.fromKubeconfig(await proxy.writeKubeconfig(join(workDir, "kubeconfig")));
+  const direct = cluster.client;
+  const ref = { apiVersion: "v1", kind: "ConfigMap", name: "bench", namespace: "default" };
+  await direct.create({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "bench", namespace: "default" },
+    data: { v: "0" },
+  });
+
+  for (let i = 0; i < 100; i++) {
+    await direct.get(ref);
+    await viaProxy.get(ref);
+  }
+  const directTimes: number[] = [];
+  const proxyTimes: number[] = [];
+  for (let i = 0; i < requests; i++) {
+    // Interleaved so that machine noise hits both sides alike.
+    for (const [client, times] of i % 2 === 0
+      ? ([
+          [direct, directTimes],
+          [viaProxy, proxyTimes],
+        ] as const)
+      : ([
+          [viaProxy, proxyTimes],
+          [direct, directTimes],
+        ] as const)) {
+      const t0 = performance.now();
+      await client.get(ref);
+      times.push(performance.now() - t0);
+    }
+  }
+  directTimes.sort((a, b) => a - b);
+  proxyTimes.sort((a, b) => a - b);
+  const directMedian = quantile(directTimes, 0.5);
+  const proxyMedian = quantile(proxyTimes, 0.5);
+
+  // Watch delivery: the same events on a direct watch and a watch through the proxy.
+  const arrivals = { direct: new Map<string, number>(), proxy: new Map<string, number>() };
+  const { resourceVersion } = await direct.listWithVersion("v1", "ConfigMap", { namespace: "default" });
+  const target = { apiVersion: "v1", kind: "ConfigMap", namespace: "default" };
+  const watches = await Promise.all(
+    (["direct", "proxy"] as const).map((side) =>
+      (side === "direct" ? direct : viaProxy).watch(
+        target,
+        (type, object) => {
+          if (object.metadata?.name === "bench")
+            arrivals[side].set(object.metadata.resourceVersion ?? "", performance.now());
+        },
+        { resourceVersion },
+      ),
+    ),
+  );
+  for (let i = 1; i <= events; i++) {
+    await direct.patch({
+      ...{ apiVersion: "v1", kind: "ConfigMap" },
+      metadata: { name: "bench", namespace: "default" },
+      data: { v: String(i) },
+    });
+  }
+  const deadline = Date.now() + 10_000;
+  while ((arrivals.direct.size < events || arrivals.proxy.size < events) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  for (const w of watches) w.stop();
+  const delays = [...arrivals.proxy].flatMap(([rv, at]) => {
+    const directAt = arrivals.direct.get(rv);
+    return directAt === undefined ? [] : [at - directAt];
+  });
+  delays.sort((a, b) => a - b);
+  viaProxy.close();
+
+  console.log(`GET latency over ${requests} requests each (interleaved):`);
+  console.log(`  direct: median ${ms(directMedian)}, p90 ${ms(quantile(directTimes, 0.9))}`);
+  console.log(`  proxy:  median ${ms(proxyMedian)}, p90 ${ms(quantile(proxyTimes, 0.9))}`);
+  console.log(
+    `  added at the median: ${ms(proxyMedian - directMedian)} (ratio ${(proxyMedian / directMedian).toFixed(2)})  [budget <= 1 ms]`,
+  );
+  console.log(
+    `watch events through the proxy vs direct (${delays.length} of ${events} events seen on both):`,
+  );
+  console.log(
+    `  extra delay: median ${ms(quantile(delays, 0.5))}, p90 ${ms(quantile(delays, 0.9))}, max ${ms(delays.at(-1) ?? NaN)}`,
+  );
+} finally {
+  await proxy.close();
+  cluster.client.close();
+  await cluster.provider.delete();
+}
