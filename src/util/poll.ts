@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { AbortedError, describeError } from "../errors.js";
+import { AbortedError, describeError, KitError } from "../errors.js";
 
 /** Result of one observation: done with a value, or not yet with the reason why. */
 export type PollResult<T> = { done: true; value: T } | { done: false; reason: string };
@@ -31,7 +31,8 @@ export class PollTimeoutError extends Error {
  * Observes until `check` reports done or the deadline passes. This is the
  * only way the kit waits for the cluster: a deadline-bounded poll on an
  * observable fact, never a fixed sleep. Errors thrown by `check` count as
- * "not yet" (the API may be starting) and become the reason.
+ * "not yet" (the API may be starting) and become the reason, except a
+ * KitError, which is a verdict and ends the wait at once.
  */
 export async function pollUntil<T>(
   check: () => Promise<PollResult<T>> | PollResult<T>,
@@ -47,6 +48,7 @@ export async function pollUntil<T>(
       if (result.done) return result.value;
       lastReason = result.reason;
     } catch (error) {
+      if (error instanceof KitError) throw error; // a deliberate verdict, not a passing failure
       lastReason = describeError(error);
     }
     if (Date.now() >= deadline)

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AbortedError } from "../../src/errors.js";
+import { AbortedError, InfrastructureError } from "../../src/errors.js";
 import { KubeClient, type KubeObject } from "../../src/kube/kube-client.js";
 import { OperatorProcess } from "../../src/operator/operator-process.js";
 import { isProcessAlive } from "../../src/process/process-table.js";
@@ -425,6 +425,47 @@ describe("API proxy with the example operator", () => {
     }
   });
 
+  it("passes a large list through byte for byte", async () => {
+    const h = await harness();
+    const filler = "x".repeat(4096);
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        cluster.client.create({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: `big-${i}`, namespace: h.namespace },
+          data: { filler },
+        }),
+      ),
+    );
+    const path = `/api/v1/namespaces/${h.namespace}/configmaps`;
+    const viaProxy = await rawGet(new URL(path, h.proxy.url), {}, "application/json");
+    const direct = await rawGet(
+      new URL(path, cluster.access.apiServerUrl),
+      await tlsOptions(),
+      "application/json",
+    );
+    expect(viaProxy.body.length).toBeGreaterThan(1_200_000);
+    expect(viaProxy.body.equals(direct.body)).toBe(true);
+  });
+
+  it("reports an operator that exits before it starts, with the end of its log", async () => {
+    const h = await harness();
+    const failing = new OperatorProcess({
+      command: { argv: ["sh", "-c", "echo 'cannot load config: no such context' >&2; exit 3"] },
+      proxy: h.proxy,
+      customResource: WEBAPP_RESOURCE,
+      workDir: h.workDir,
+      kube: cluster.client,
+    });
+    const error = await failing.start().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InfrastructureError);
+    expect(error).toMatchObject({
+      code: "operator/exited",
+      details: ["cannot load config: no such context"],
+    });
+  });
+
   it("leaves no operator process behind when a start is aborted", async () => {
     const h = await harness();
     const controller = new AbortController();
@@ -462,20 +503,20 @@ async function tlsOptions(): Promise<https.RequestOptions> {
   return { ca: options.ca, cert: options.cert, key: options.key };
 }
 
-function rawGet(url: URL, tls: https.RequestOptions): Promise<{ contentType: string; body: Buffer }> {
+function rawGet(
+  url: URL,
+  tls: https.RequestOptions,
+  accept = "application/vnd.kubernetes.protobuf",
+): Promise<{ contentType: string; body: Buffer }> {
   const transport = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
-    const request = transport.request(
-      url,
-      { ...tls, headers: { Accept: "application/vnd.kubernetes.protobuf" } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (c: Buffer) => chunks.push(c));
-        response.on("end", () =>
-          resolve({ contentType: String(response.headers["content-type"]), body: Buffer.concat(chunks) }),
-        );
-      },
-    );
+    const request = transport.request(url, { ...tls, headers: { Accept: accept } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (c: Buffer) => chunks.push(c));
+      response.on("end", () =>
+        resolve({ contentType: String(response.headers["content-type"]), body: Buffer.concat(chunks) }),
+      );
+    });
     request.on("error", reject);
     request.end();
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AbortedError } from "../../src/errors.js";
+import { AbortedError, InfrastructureError } from "../../src/errors.js";
 import { pollUntil, PollTimeoutError } from "../../src/util/poll.js";
 
 describe("pollUntil", () => {
@@ -28,6 +28,20 @@ describe("pollUntil", () => {
     const timeout = error;
     expect(timeout.message).toContain("waiting for the API server");
     expect(["not yet", "connection refused: ECONNREFUSED"]).toContain(timeout.lastReason);
+  });
+
+  it("ends at once when the check throws a KitError (a verdict, not a passing failure)", async () => {
+    let calls = 0;
+    const verdict = new InfrastructureError("operator/exited", "operator exited");
+    const polling = pollUntil(
+      () => {
+        calls++;
+        throw verdict;
+      },
+      { description: "x", timeoutMs: 60_000, intervalMs: 1 },
+    );
+    await expect(polling).rejects.toBe(verdict);
+    expect(calls).toBe(1);
   });
 
   it("stops with AbortedError when the signal fires", async () => {
