@@ -218,18 +218,12 @@ current-context: reconcile-conformance-proxy
     const info: RequestInfo =
       requestInfo.name || !metadata.name ? requestInfo : { ...requestInfo, name: metadata.name };
     const sentResourceVersion = metadata.resourceVersion ?? deletePrecondition(json);
+    const { path: _path, ...identity } = info;
     const entryBase = {
       seq,
       time,
-      verb: info.verb,
-      group: info.group,
-      version: info.version,
-      resource: info.resource,
+      ...identity,
       actor: "operator" as const,
-      ...(info.subresource ? { subresource: info.subresource } : {}),
-      ...(info.namespace ? { namespace: info.namespace } : {}),
-      ...(info.name ? { name: info.name } : {}),
-      ...(info.patchType ? { patchType: info.patchType } : {}),
       ...(sentResourceVersion ? { sentResourceVersion } : {}),
       ...(tagOf(info) ? { tag: tagOf(info) } : {}),
       ...(json === undefined ? {} : { body: json }),
@@ -317,15 +311,12 @@ current-context: reconcile-conformance-proxy
       Buffer.from(patch),
     );
     const meta = objectMetadata(parseJson(answer.body, answer.headers["content-type"]));
+    const { path: _path, subresource: _subresource, ...identity } = info;
     this.writeLog.append({
       seq,
       time: new Date().toISOString(),
+      ...identity,
       verb: "patch",
-      group: info.group,
-      version: info.version,
-      resource: info.resource,
-      ...(info.namespace ? { namespace: info.namespace } : {}),
-      ...(info.name ? { name: info.name } : {}),
       patchType: "merge",
       code: answer.status,
       ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),

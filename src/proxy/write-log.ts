@@ -1,25 +1,20 @@
 import { appendFile } from "node:fs/promises";
 import { pollUntil } from "../util/poll.js";
-import type { RequestInfo, Verb } from "./request-classifier.js";
+import type { RequestInfo } from "./request-classifier.js";
 
 /** Writes that oracles ignore by default: bookkeeping, not reconcile effects. */
 export type WriteTag = "event" | "lease";
 
-/** One mutating request of the operator, as the proxy saw it. */
-export interface WriteEntry {
+/**
+ * One mutating request, as the proxy saw it: the request's identity (verb,
+ * group, version, resource, subresource, namespace, name, patch type; for a
+ * create, the name from the body or the server's answer) and what came of it.
+ */
+export interface WriteEntry extends Omit<RequestInfo, "path"> {
   /** 1, 2, 3, ... in the order requests arrived. */
   readonly seq: number;
   /** ISO time the request arrived. */
   readonly time: string;
-  readonly verb: Verb;
-  readonly group: string;
-  readonly version: string;
-  readonly resource: string;
-  readonly subresource?: string;
-  readonly namespace?: string;
-  /** For a create, the name from the body (or the server's, for generateName). */
-  readonly name?: string;
-  readonly patchType?: string;
   /** metadata.resourceVersion the request carried: a precondition (JSON bodies only). */
   readonly sentResourceVersion?: string;
   /** The object's resourceVersion just before the write, when the proxy had to look it up. */
