@@ -1,6 +1,6 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { InfrastructureError, throwIfAborted } from "../errors.js";
+import { InfrastructureError, throwIfAborted, UsageError } from "../errors.js";
 import { KubeClient } from "../kube/kube-client.js";
 import { findExecutable, tailLines, type CommandRunner } from "../process/command-runner.js";
 import type { Logger } from "../util/logger.js";
@@ -34,6 +34,17 @@ export class KindProvider implements ClusterProvider {
     const { signal } = options;
     const kind = await this.requireKind();
     await this.requireDocker();
+    // Refuse a taken name up front: cleaning up after kind's "already exists" would delete someone's cluster.
+    const existing = await this.deps.runner.run([kind, "get", "clusters"]);
+    if (
+      existing.exitCode === 0 &&
+      existing.stdout.split("\n").some((line) => line.trim() === this.config.name)
+    ) {
+      throw new UsageError(
+        "cluster/already-exists",
+        `kind cluster "${this.config.name}" already exists; choose another --name or delete it: reconcile-conformance cluster delete --provider kind --name ${this.config.name}`,
+      );
+    }
     await mkdir(dirname(this.config.kubeconfigPath), { recursive: true });
     this.deps.logger.info(
       `kind: creating cluster "${this.config.name}" (this pulls the node image on first use)`,

@@ -1,7 +1,7 @@
 import { KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import http from "node:http";
 import https from "node:https";
-import { InfrastructureError } from "../errors.js";
+import { AbortedError, InfrastructureError } from "../errors.js";
 import { ApiError, isNotFound } from "./api-errors.js";
 
 /** Every write the kit makes carries this field manager, so managedFields attribute it. */
@@ -48,7 +48,12 @@ interface ResourceInfo {
   readonly namespaced: boolean;
 }
 
+/** A request with no activity for this long is abandoned (watches excepted). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
 interface RequestOptions {
+  /** Idle timeout; 0 for none (watches). Default REQUEST_TIMEOUT_MS. */
+  readonly timeoutMs?: number;
   readonly body?: unknown;
   readonly contentType?: string;
   readonly query?: Readonly<Record<string, string | undefined>>;
@@ -203,8 +208,10 @@ export class KubeClient {
     options: { resourceVersion?: string; labelSelector?: string; signal?: AbortSignal } = {},
   ): Promise<WatchHandle> {
     const path = await this.collectionPath(target.apiVersion, target.kind, target.namespace);
+    if (options.signal?.aborted) throw new AbortedError(`watch of ${target.kind}: aborted`);
     const controller = new AbortController();
-    options.signal?.addEventListener("abort", () => controller.abort(), { once: true });
+    const stop = () => controller.abort();
+    options.signal?.addEventListener("abort", stop, { once: true });
     const response = await this.send("GET", path, {
       query: {
         watch: "true",
@@ -213,8 +220,10 @@ export class KubeClient {
         labelSelector: options.labelSelector,
       },
       signal: controller.signal,
+      timeoutMs: 0, // a quiet watch is a healthy watch
     });
     if (response.statusCode !== 200) {
+      options.signal?.removeEventListener("abort", stop);
       throw ApiError.fromResponse("GET", path, response.statusCode ?? 0, await readBody(response));
     }
     const done = new Promise<void>((resolve, reject) => {
@@ -227,17 +236,24 @@ export class KubeClient {
           const line = pending.slice(0, newline);
           pending = pending.slice(newline + 1);
           if (line.trim() === "") continue;
-          const event = JSON.parse(line) as { type: WatchEventType; object: KubeObject };
-          onEvent(event.type, event.object);
+          try {
+            const event = JSON.parse(line) as { type: WatchEventType; object: KubeObject };
+            onEvent(event.type, event.object);
+          } catch (error) {
+            // A bad line or a throwing handler ends this watch, not the process.
+            reject(error instanceof Error ? error : new Error(String(error)));
+            controller.abort();
+            return;
+          }
         }
       });
       response.on("end", () => resolve());
       response.on("error", (error) => (controller.signal.aborted ? resolve() : reject(error)));
       response.on("close", () => resolve());
-    });
+    }).finally(() => options.signal?.removeEventListener("abort", stop));
     // A stream cut while nobody awaits `done` (a stopped cluster) is not an unhandled rejection.
     done.catch(() => undefined);
-    return { stop: () => controller.abort(), done };
+    return { stop, done };
   }
 
   /**
@@ -332,6 +348,13 @@ export class KubeClient {
     return new Promise((resolve, reject) => {
       const outgoing = transport.request(request, resolve);
       outgoing.on("error", reject);
+      if (options.timeoutMs !== 0) {
+        // No answer, or no byte of one, for this long: give up rather than hang the run.
+        const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+        outgoing.setTimeout(timeoutMs, () =>
+          outgoing.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs / 1000} s`)),
+        );
+      }
       outgoing.end(payload);
     });
   }

@@ -11,18 +11,22 @@ export function trackProcessGroup(pgid: number): void {
   groups.add(pgid);
   if (!installed) {
     installed = true;
-    process.on("exit", () => {
-      for (const group of groups) {
-        try {
-          process.kill(-group, "SIGKILL");
-        } catch {
-          // Already gone.
-        }
-      }
-    });
+    process.on("exit", killTrackedProcessGroups);
   }
 }
 
 export function untrackProcessGroup(pgid: number): void {
   groups.delete(pgid);
+}
+
+/** SIGKILL to every tracked group, synchronously (usable in an "exit" handler). */
+export function killTrackedProcessGroups(): void {
+  for (const group of groups) {
+    try {
+      process.kill(-group, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  groups.clear();
 }

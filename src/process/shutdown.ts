@@ -1,3 +1,5 @@
+import { killTrackedProcessGroups } from "./child-registry.js";
+
 /**
  * Turns SIGINT/SIGTERM into an AbortSignal so every long step can stop and
  * clean up in its own `finally`. A second signal gives up on cleanup and
@@ -10,6 +12,8 @@ export function abortOnSignals(
   const controller = new AbortController();
   const handler = (received: NodeJS.Signals) => {
     if (controller.signal.aborted) {
+      // Dying by the signal's default action skips "exit" handlers: take the operators along first.
+      killTrackedProcessGroups();
       dispose();
       process.kill(process.pid, received);
       return;

@@ -2,6 +2,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import http from "node:http";
+import { isDeepStrictEqual } from "node:util";
 import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { InfrastructureError } from "../errors.js";
@@ -66,6 +67,9 @@ export class ApiProxy {
   private readonly reads: CollectionRead[] = [];
   private readonly sockets = new Set<Socket>();
   private crashHandler: (() => Promise<void>) | undefined;
+  /** True while crash-after kills the operator: writes it had not sent yet are dropped. */
+  private crashing = false;
+  private writesInFlight = 0;
 
   private constructor(
     private readonly server: http.Server,
@@ -150,8 +154,14 @@ current-context: reconcile-conformance-proxy
         (r) =>
           (match.verb === undefined || r.verb === match.verb) &&
           (match.group === undefined || r.group === match.group) &&
-          (match.resource === undefined || r.resource === match.resource),
+          (match.resource === undefined || r.resource === match.resource) &&
+          (match.namespace === undefined || r.namespace === undefined || r.namespace === match.namespace),
       );
+  }
+
+  /** Operator writes received and not yet answered (or dropped): convergence needs zero. */
+  get inFlightWrites(): number {
+    return this.writesInFlight;
   }
 
   /** How many collection reads were seen so far; pass as `since` to wait for a later one. */
@@ -169,26 +179,33 @@ current-context: reconcile-conformance-proxy
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const info = classifyRequest(req.method ?? "GET", req.url ?? "/", req.headers["content-type"]);
-    if (info.verb === "list" || info.verb === "watch") {
-      this.reads.push({
-        verb: info.verb,
-        group: info.group,
-        resource: info.resource,
-        ...(info.namespace ? { namespace: info.namespace } : {}),
-      });
-    }
     if (isMutating(info.verb)) return this.handleWrite(req, res, info);
-    this.pipeThrough(req, res);
+    this.pipeThrough(req, res, (status) => {
+      // Only an answered read counts: a 403 or 404 list is not an operator at work.
+      if ((info.verb === "list" || info.verb === "watch") && status >= 200 && status < 300) {
+        this.reads.push({
+          verb: info.verb,
+          group: info.group,
+          resource: info.resource,
+          ...(info.namespace ? { namespace: info.namespace } : {}),
+        });
+      }
+    });
   }
 
   /** Streams a request and its answer through unchanged, chunk by chunk. */
-  private pipeThrough(req: http.IncomingMessage, res: http.ServerResponse): void {
+  private pipeThrough(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    onStatus: (status: number) => void,
+  ): void {
     const upstreamReq = this.upstreamRequest(
       req.method ?? "GET",
       req.url ?? "/",
       this.forwardHeaders(req.headers),
     );
     upstreamReq.on("response", (upstreamRes) => {
+      onStatus(upstreamRes.statusCode ?? 502);
       res.writeHead(upstreamRes.statusCode ?? 502, filterHeaders(upstreamRes.headers));
       res.flushHeaders();
       upstreamRes.pipe(res);
@@ -210,7 +227,19 @@ current-context: reconcile-conformance-proxy
     res: http.ServerResponse,
     requestInfo: RequestInfo,
   ): Promise<void> {
-    const seq = this.writeLog.takeSeq();
+    this.writesInFlight++;
+    try {
+      await this.handleWriteInFlight(req, res, requestInfo);
+    } finally {
+      this.writesInFlight--;
+    }
+  }
+
+  private async handleWriteInFlight(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    requestInfo: RequestInfo,
+  ): Promise<void> {
     const time = new Date().toISOString();
     const body = await readAll(req);
     const json = parseJson(body, req.headers["content-type"]);
@@ -220,7 +249,6 @@ current-context: reconcile-conformance-proxy
     const sentResourceVersion = metadata.resourceVersion ?? deletePrecondition(json);
     const { path: _path, ...identity } = info;
     const entryBase = {
-      seq,
       time,
       ...identity,
       actor: "operator" as const,
@@ -229,14 +257,18 @@ current-context: reconcile-conformance-proxy
       ...(json === undefined ? {} : { body: json }),
     };
 
+    // Faults that act before the write reaches the server; crash-after waits for the answer.
     const fault = this.faults.take(
       info,
-      (spec) => spec.kind !== "conflict-before" || Boolean(sentResourceVersion),
+      (spec) =>
+        spec.kind === "fail-with" || (spec.kind === "conflict-before" && Boolean(sentResourceVersion)),
     );
     if (fault?.spec.kind === "fail-with") {
       const spec = fault.spec;
+      const seq = this.writeLog.takeSeq();
       this.writeLog.append({
         ...entryBase,
+        seq,
         code: spec.status === "hang" ? 0 : spec.status,
         fault: "fail-with",
       });
@@ -251,46 +283,66 @@ current-context: reconcile-conformance-proxy
       );
       return;
     }
-    if (fault?.spec.kind === "conflict-before") await this.concurrentWrite(info);
+    if (fault?.spec.kind === "conflict-before") {
+      await this.concurrentWrite(info).catch((error: unknown) => {
+        fault.fail(error);
+        throw error;
+      });
+    }
 
-    // A write without a precondition says nothing of the version it changed; look it up
-    // so the log can tell a write that changed nothing from one that did.
-    const priorResourceVersion =
+    // A write without a precondition says nothing of the state it changed; read it
+    // first so the log can tell a write that changed nothing from one that did.
+    const prior =
       !sentResourceVersion && (info.verb === "update" || info.verb === "patch")
-        ? await this.currentVersion(info)
+        ? await this.currentObject(info)
         : undefined;
 
+    if (this.crashing) {
+      // The operator is being killed: a write it had not yet sent never happens.
+      req.socket.destroy();
+      return;
+    }
+    // Sequence numbers follow the order in which writes reach the API server.
+    const seq = this.writeLog.takeSeq();
     const answer = await this.forwardBuffered(req, body);
     const answered = parseJson(answer.body, answer.headers["content-type"]);
     const resultMeta = protobufMetadata(answer.body) ?? objectMetadata(answered);
     const ok = answer.status >= 200 && answer.status < 300;
-    const before = sentResourceVersion ?? priorResourceVersion;
+    const crash = ok ? this.faults.take(info, (spec) => spec.kind === "crash-after") : undefined;
+    if (crash) this.crashing = true; // from here on, no other operator write gets through
+    const acting = fault ?? crash;
     const entry: WriteEntry = {
       ...entryBase,
-      ...(priorResourceVersion ? { priorResourceVersion } : {}),
+      seq,
+      ...(prior?.resourceVersion ? { priorResourceVersion: prior.resourceVersion } : {}),
       code: answer.status,
       ...(ok ? {} : { reason: statusReason(answered) ?? protobufStatusReason(answer.body) }),
       ...(ok && resultMeta.uid ? { uid: resultMeta.uid } : {}),
       ...(ok && resultMeta.resourceVersion ? { resourceVersion: resultMeta.resourceVersion } : {}),
       ...(ok && resultMeta.generation !== undefined ? { generation: resultMeta.generation } : {}),
       ...(ok && resultMeta.name && !info.name ? { name: resultMeta.name } : {}),
-      ...(ok && info.verb === "create" ? { effective: true } : {}),
-      ...(ok && (info.verb === "update" || info.verb === "patch") && before && resultMeta.resourceVersion
-        ? { effective: resultMeta.resourceVersion !== before }
-        : {}),
-      ...(fault ? { fault: fault.spec.kind } : {}),
+      ...(ok ? effectiveness(info, sentResourceVersion, prior, resultMeta.resourceVersion, answered) : {}),
+      ...(acting ? { fault: acting.spec.kind } : {}),
     };
     this.writeLog.append(entry);
 
-    if (fault?.spec.kind === "crash-after" && ok) {
-      if (!this.crashHandler)
-        throw new InfrastructureError(
-          "proxy/no-crash-handler",
-          "crash-after armed, but no operator to crash",
-        );
-      await this.crashHandler();
+    if (crash) {
+      try {
+        if (!this.crashHandler) {
+          throw new InfrastructureError(
+            "proxy/no-crash-handler",
+            "crash-after armed, but no operator to crash",
+          );
+        }
+        await this.crashHandler();
+      } catch (error) {
+        crash.fail(error);
+        throw error;
+      } finally {
+        this.crashing = false;
+      }
       req.socket.destroy(); // the operator never learns the write succeeded
-      fault.fire(seq);
+      crash.fire(seq);
       return;
     }
     res.writeHead(answer.status, filterHeaders(answer.headers));
@@ -332,10 +384,14 @@ current-context: reconcile-conformance-proxy
     }
   }
 
-  private async currentVersion(info: RequestInfo): Promise<string | undefined> {
+  /** The object as stored now (JSON), for telling an effective write from a no-op. */
+  private async currentObject(
+    info: RequestInfo,
+  ): Promise<{ resourceVersion?: string; object: unknown } | undefined> {
     const answer = await this.send("GET", objectPath(info), { Accept: "application/json" });
     if (answer.status !== 200) return undefined;
-    return objectMetadata(parseJson(answer.body, answer.headers["content-type"])).resourceVersion;
+    const object = parseJson(answer.body, answer.headers["content-type"]);
+    return { resourceVersion: objectMetadata(object).resourceVersion, object };
   }
 
   private forwardBuffered(req: http.IncomingMessage, body: Buffer) {
@@ -423,6 +479,42 @@ async function connectUpstream(kubeconfigPath: string, context: string): Promise
   const authorization = (tls.headers as Record<string, unknown> | undefined)?.Authorization;
   if (typeof authorization === "string") headers.Authorization = authorization;
   return { url, agent, headers };
+}
+
+/**
+ * Whether a successful update or patch changed what is stored. With a
+ * precondition, the resourceVersion tells. Without one, the object read just
+ * before is compared with the answer, leaving out what moves on its own
+ * (resourceVersion, managedFields, and the half of the object this write
+ * does not address), so another writer's change in between is not blamed on
+ * the operator. A protobuf answer falls back to the resourceVersion.
+ */
+function effectiveness(
+  info: RequestInfo,
+  sentResourceVersion: string | undefined,
+  prior: { resourceVersion?: string; object: unknown } | undefined,
+  resultResourceVersion: string | undefined,
+  answered: unknown,
+): { effective?: boolean } {
+  if (info.verb === "create") return { effective: true };
+  if (info.verb !== "update" && info.verb !== "patch") return {};
+  if (sentResourceVersion && resultResourceVersion)
+    return { effective: resultResourceVersion !== sentResourceVersion };
+  if (prior?.object !== undefined && answered !== undefined) {
+    const addressed = (value: unknown) => comparable(value, info.subresource);
+    return { effective: !isDeepStrictEqual(addressed(prior.object), addressed(answered)) };
+  }
+  if (prior?.resourceVersion && resultResourceVersion)
+    return { effective: resultResourceVersion !== prior.resourceVersion };
+  return {};
+}
+
+function comparable(value: unknown, subresource: string | undefined): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  const { metadata, status, ...rest } = value as Record<string, unknown>;
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = (metadata ?? {}) as Record<string, unknown>;
+  // A status write changes status (and nothing else); a write of the main resource, everything but status.
+  return subresource === "status" ? { status } : { ...rest, metadata: meta };
 }
 
 function filterHeaders(headers: http.IncomingHttpHeaders): Record<string, string | string[]> {

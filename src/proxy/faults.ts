@@ -35,10 +35,18 @@ export interface FiredFault {
   readonly request: RequestInfo;
 }
 
+/** A fault the proxy is acting with: it reports the outcome through `fired`. */
+export interface TakenFault {
+  readonly spec: FaultSpec;
+  fire(seq: number): void;
+  /** The fault could not act (its concurrent write or the kill failed): `fired` rejects. */
+  fail(error: unknown): void;
+}
+
 /** One armed fault: fires once, reports when it did. */
 export interface ArmedFault {
   readonly spec: FaultSpec;
-  /** Resolves when the fault has acted (for crash-after: after the kill). */
+  /** Resolves when the fault has acted (for crash-after: after the kill); rejects if it could not. */
   readonly fired: Promise<FiredFault>;
   /** Removes it without firing; `fired` never resolves then. */
   disarm(): void;
@@ -48,6 +56,7 @@ interface Slot {
   readonly spec: FaultSpec;
   seen: number;
   resolve: (fired: FiredFault) => void;
+  reject: (error: unknown) => void;
   active: boolean;
 }
 
@@ -60,8 +69,14 @@ export class FaultPlan {
 
   arm(spec: FaultSpec): ArmedFault {
     let resolve!: (fired: FiredFault) => void;
-    const fired = new Promise<FiredFault>((r) => (resolve = r));
-    const slot: Slot = { spec, seen: 0, resolve, active: true };
+    let reject!: (error: unknown) => void;
+    const fired = new Promise<FiredFault>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Nobody may be waiting when a fault fails; that is not an unhandled rejection.
+    fired.catch(() => undefined);
+    const slot: Slot = { spec, seen: 0, resolve, reject, active: true };
     this.slots.push(slot);
     return {
       spec,
@@ -77,16 +92,17 @@ export class FaultPlan {
    * the proxy skip writes a fault cannot act on (conflict-before needs a
    * precondition): those are not counted toward `nth`.
    */
-  take(
-    info: RequestInfo,
-    eligible: (spec: FaultSpec) => boolean,
-  ): { spec: FaultSpec; fire: (seq: number) => void } | undefined {
+  take(info: RequestInfo, eligible: (spec: FaultSpec) => boolean): TakenFault | undefined {
     for (const slot of this.slots) {
       if (!slot.active || !matches(slot.spec.match, info) || !eligible(slot.spec)) continue;
       slot.seen++;
       if (slot.seen < (slot.spec.match.nth ?? 1)) continue;
       slot.active = false;
-      return { spec: slot.spec, fire: (seq) => slot.resolve({ spec: slot.spec, seq, request: info }) };
+      return {
+        spec: slot.spec,
+        fire: (seq) => slot.resolve({ spec: slot.spec, seq, request: info }),
+        fail: (error) => slot.reject(error),
+      };
     }
     return undefined;
   }

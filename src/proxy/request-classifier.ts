@@ -94,6 +94,11 @@ export function classifyRequest(method: string, url: string, contentType?: strin
     // /api/v1/namespaces/{name}: the namespace object itself.
     rest = ["namespaces", rest[1] ?? ""];
   }
+  if (namespace !== undefined && rest.length === 1 && (rest[0] === "status" || rest[0] === "finalize")) {
+    // /api/v1/namespaces/{name}/status|finalize: subresources of the namespace, not a collection in it.
+    rest = ["namespaces", namespace, rest[0]];
+    namespace = undefined;
+  }
   const [resource = "", name, subresource] = rest;
   const watchParam = parsed.searchParams.get("watch");
   const watching = legacyWatch || watchParam === "true" || watchParam === "1";

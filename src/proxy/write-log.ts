@@ -1,4 +1,5 @@
 import { appendFile } from "node:fs/promises";
+import { describeError, InfrastructureError } from "../errors.js";
 import { pollUntil } from "../util/poll.js";
 import type { RequestInfo } from "./request-classifier.js";
 
@@ -57,6 +58,7 @@ export type WriteQuery = Partial<
 export class WriteLog {
   private readonly entries: WriteEntry[] = [];
   private pendingFile: Promise<void> = Promise.resolve();
+  private fileError: unknown;
 
   private nextSeq = 1;
 
@@ -73,7 +75,13 @@ export class WriteLog {
     if (this.file) {
       const line = `${JSON.stringify(entry)}\n`;
       const file = this.file;
-      this.pendingFile = this.pendingFile.then(() => appendFile(file, line));
+      // A failing file must not take the run down mid-scenario: keep the first
+      // error and report it from flush(), where the scenario ends.
+      this.pendingFile = this.pendingFile
+        .then(() => appendFile(file, line))
+        .catch((error: unknown) => {
+          this.fileError ??= error;
+        });
     }
   }
 
@@ -114,9 +122,15 @@ export class WriteLog {
     );
   }
 
-  /** Waits until every line appended so far is in the NDJSON file. */
-  flush(): Promise<void> {
-    return this.pendingFile;
+  /** Waits until every line appended so far is in the NDJSON file; rejects if any could not be written. */
+  async flush(): Promise<void> {
+    await this.pendingFile;
+    if (this.fileError !== undefined) {
+      throw new InfrastructureError(
+        "proxy/write-log-file",
+        `cannot write the write log to ${this.file}: ${describeError(this.fileError)}`,
+      );
+    }
   }
 }
 

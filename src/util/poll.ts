@@ -44,7 +44,8 @@ export async function pollUntil<T>(
   for (;;) {
     if (options.signal?.aborted) throw new AbortedError(`waiting for ${options.description}: aborted`);
     try {
-      const result = await check();
+      // A check that hangs (a stalled API server) must not outlive the deadline or an abort.
+      const result = await boundedCheck(check, deadline, options);
       if (result.done) return result.value;
       lastReason = result.reason;
     } catch (error) {
@@ -58,5 +59,32 @@ export async function pollUntil<T>(
     } catch {
       throw new AbortedError(`waiting for ${options.description}: aborted`);
     }
+  }
+}
+
+async function boundedCheck<T>(
+  check: () => Promise<PollResult<T>> | PollResult<T>,
+  deadline: number,
+  options: PollOptions,
+): Promise<PollResult<T>> {
+  const timer = new AbortController();
+  const stop = () => timer.abort();
+  options.signal?.addEventListener("abort", stop, { once: true });
+  let finished = false;
+  const overdue = delay(Math.max(0, deadline - Date.now()), undefined, { signal: timer.signal }).then(
+    (): PollResult<T> => ({ done: false, reason: "the check did not answer before the deadline" }),
+    (): PollResult<T> => {
+      if (finished) return { done: false, reason: "cancelled" }; // the check won the race
+      throw new AbortedError(`waiting for ${options.description}: aborted`);
+    },
+  );
+  const checking = Promise.resolve().then(check);
+  checking.catch(() => undefined); // a check that fails after losing the race is of no interest
+  try {
+    return await Promise.race([checking, overdue]);
+  } finally {
+    finished = true;
+    timer.abort();
+    options.signal?.removeEventListener("abort", stop);
   }
 }

@@ -213,7 +213,9 @@ describe("kwok cluster", () => {
     });
     await existing.delete();
     expect((await cluster.client.getRaw("/readyz")).status).toBe(200);
-    expect((await cluster.provider.processIds()).every(isProcessAlive)).toBe(true);
+    const pids = await cluster.provider.processIds();
+    expect(pids).toHaveLength(5);
+    expect(pids.every(isProcessAlive)).toBe(true);
   });
 
   it("leaves no process running and no files behind after delete", async () => {

@@ -13,21 +13,25 @@ describe("pollUntil", () => {
     expect(calls).toBe(3);
   });
 
-  it("reports the last reason on timeout, including errors the check threw", async () => {
-    let calls = 0;
+  it("reports the last reason on timeout, including errors the check threw, with their cause", async () => {
     const error = await pollUntil(
       () => {
-        calls++;
-        if (calls % 2 === 0) throw new Error("connection refused", { cause: new Error("ECONNREFUSED") });
-        return { done: false, reason: "not yet" };
+        throw new Error("connection refused", { cause: new Error("ECONNREFUSED") });
       },
       { description: "the API server", timeoutMs: 30, intervalMs: 1 },
     ).catch((e: unknown) => e);
     if (!(error instanceof PollTimeoutError))
       throw new Error(`expected PollTimeoutError, got ${String(error)}`);
-    const timeout = error;
-    expect(timeout.message).toContain("waiting for the API server");
-    expect(["not yet", "connection refused: ECONNREFUSED"]).toContain(timeout.lastReason);
+    expect(error.message).toContain("waiting for the API server");
+    expect(error.lastReason).toBe("connection refused: ECONNREFUSED");
+  });
+
+  it("does not wait past the deadline for a check that never answers", async () => {
+    const error = await pollUntil(() => new Promise<never>(() => {}), {
+      description: "a stalled server",
+      timeoutMs: 50,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PollTimeoutError);
   });
 
   it("ends at once when the check throws a KitError (a verdict, not a passing failure)", async () => {

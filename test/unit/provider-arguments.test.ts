@@ -160,8 +160,24 @@ describe("kind arguments", () => {
     await expect(provider.create()).rejects.toThrow('kind create cluster "ci" exited with 1');
     expect(calls.map((c) => c.slice(1, 3))).toEqual([
       ["info", "--format"],
+      ["get", "clusters"],
       ["create", "cluster"],
-      ["delete", "cluster"], // a failed create is cleaned up
+      ["delete", "cluster"], // a failed create of a name that was free is cleaned up
     ]);
+  });
+
+  it("refuses a name kind already has, and deletes nothing", async () => {
+    const calls: string[][] = [];
+    const dir = await pathWith("kind", "docker");
+    const runner: CommandRunner = {
+      run: (argv) => {
+        calls.push([...argv]);
+        const stdout = argv[1] === "get" ? "other\nci\n" : "";
+        return Promise.resolve({ exitCode: 0, stdout, stderr: "" });
+      },
+    };
+    const provider = new KindProvider(kind, { runner, logger: silentLogger, path: dir });
+    await expect(provider.create()).rejects.toThrow('kind cluster "ci" already exists');
+    expect(calls.map((c) => c[1])).toEqual(["info", "get"]);
   });
 });

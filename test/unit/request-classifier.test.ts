@@ -104,6 +104,24 @@ describe("classifyRequest", () => {
     ["GET", "/api/v1/nodes/node-1", undefined, { verb: "get", resource: "nodes", name: "node-1" }],
     [
       "PUT",
+      "/api/v1/namespaces/ns/status",
+      "application/json",
+      { verb: "update", resource: "namespaces", name: "ns", subresource: "status" },
+    ],
+    [
+      "PUT",
+      "/api/v1/namespaces/ns/finalize",
+      "application/json",
+      { verb: "update", resource: "namespaces", name: "ns", subresource: "finalize" },
+    ],
+    [
+      "GET",
+      "/api/v1/namespaces/ns/secrets",
+      undefined,
+      { verb: "list", resource: "secrets", namespace: "ns" },
+    ],
+    [
+      "PUT",
       "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/op",
       "application/vnd.kubernetes.protobuf",
       { verb: "update", group: "coordination.k8s.io", resource: "leases" },

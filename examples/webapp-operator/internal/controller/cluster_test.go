@@ -329,6 +329,12 @@ func (e *env) recordingClient(before func(verb, subresource string, obj client.O
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			return do(c, "update", sub, obj, func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
 		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			return do(c, "patch", sub, obj, func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
+		},
+		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj client.Object, subResource client.Object, opts ...client.SubResourceCreateOption) error {
+			return do(c, "create", sub, obj, func() error { return c.SubResource(sub).Create(ctx, obj, subResource, opts...) })
+		},
 	})
 	return c, rec
 }

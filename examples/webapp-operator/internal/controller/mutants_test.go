@@ -210,18 +210,20 @@ func TestBugNameWithoutUIDAdoptsThePreviousLifesRegistration(t *testing.T) {
 			err := e.c.Get(e.ctx, e.key("web"), &demov1.WebApp{})
 			return isNotFound(err), fmt.Sprint(err)
 		}))
-		second := e.createApp("web", defaultSpec())
+		// The second life runs another image, so a registration it takes over shows the new spec.
+		secondSpec := defaultSpec()
+		secondSpec.Image = "registry.example/web:2"
+		second := e.createApp("web", secondSpec)
 		e.must(e.reconcile(r, "web"))
 
-		var current *corev1.ConfigMap
+		reused := false
 		for _, cm := range registrations() {
-			if cm.UID == old[0].UID {
-				current = &cm
+			if cm.UID == old[0].UID && cm.Data["image"] == secondSpec.Image {
+				reused = true // the previous life's registration now speaks for the new WebApp
 			}
 		}
-		adopted := current != nil && metav1.GetControllerOf(current) == nil
-		if adopted != (bug == NameWithoutUID) {
-			t.Fatalf("previous life's registration reused by the new WebApp (uid %s): %v", second.UID, adopted)
+		if reused != (bug == NameWithoutUID) {
+			t.Fatalf("previous life's registration taken over by the new WebApp (uid %s): %v", second.UID, reused)
 		}
 		if bug == None {
 			fresh := &corev1.ConfigMap{}
