@@ -298,6 +298,11 @@ type recorder struct {
 
 func (e *env) recordingClient(before func(verb, subresource string, obj client.Object) error) (client.Client, *recorder) {
 	rec := &recorder{before: before}
+	return e.recordOn(e.c, rec), rec
+}
+
+// recordOn wraps a client (the plain one, or one with faults of its own) with the recorder.
+func (e *env) recordOn(base client.WithWatch, rec *recorder) client.Client {
 	do := func(c client.Client, verb, sub string, obj client.Object, forward func() error) error {
 		sent := obj.GetResourceVersion()
 		var err error
@@ -313,7 +318,7 @@ func (e *env) recordingClient(before func(verb, subresource string, obj client.O
 		rec.mu.Unlock()
 		return err
 	}
-	c := interceptor.NewClient(e.c, interceptor.Funcs{
+	return interceptor.NewClient(base, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			return do(c, "create", "", obj, func() error { return c.Create(ctx, obj, opts...) })
 		},
@@ -336,7 +341,6 @@ func (e *env) recordingClient(before func(verb, subresource string, obj client.O
 			return do(c, "create", sub, obj, func() error { return c.SubResource(sub).Create(ctx, obj, subResource, opts...) })
 		},
 	})
-	return c, rec
 }
 
 func (r *recorder) all() []write {

@@ -1,13 +1,17 @@
 package controller
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func TestReferenceConvergesWithOwnedChildrenAndThenWritesNothing(t *testing.T) {
@@ -181,6 +185,39 @@ func TestReferenceRetriesAConflictOnAFreshReadAndKeepsTheOtherWrite(t *testing.T
 	}
 	d := e.deployment("web")
 	if *d.Spec.Replicas != 3 || d.Annotations["test.reconcile-conformance.dev/concurrent-write"] != "conflict" {
+		t.Fatalf("replicas %d, annotations %v", *d.Spec.Replicas, d.Annotations)
+	}
+}
+
+// Under a manager the operator reads children from an informer cache, which
+// can lag behind the server. After a conflict its retry must read from the
+// API server: re-reading the (stale) cache would recompute from the same old
+// object and conflict again. The cache here stays stale on purpose.
+func TestReferenceRetriesFromTheAPIServerNotTheCache(t *testing.T) {
+	e := newEnv(t)
+	e.createApp("web", defaultSpec())
+	e.converge(e.reconciler(None, nil), "web")
+	stale := e.deployment("web")
+	e.patchSpec("web", `{"spec":{"replicas":3}}`)
+
+	staleCache := interceptor.NewClient(e.c, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if d, ok := obj.(*appsv1.Deployment); ok && key.Name == stale.Name {
+				stale.DeepCopyInto(d)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	rec := &recorder{before: e.conflictOnce("update", "", "Deployment")}
+	r := &Reconciler{Client: e.recordOn(staleCache, rec), APIReader: e.c, Scheme: scheme, Clock: e.clock}
+	e.must(e.reconcile(r, "web"))
+
+	updates := rec.matching("update", "Deployment")
+	if len(updates) != 2 || !isConflictErr(updates[0].err) || updates[1].err != nil {
+		t.Fatalf("want one 409 and one success on a fresh read, got %s", describe(updates))
+	}
+	if d := e.deployment("web"); *d.Spec.Replicas != 3 || d.Annotations["test.reconcile-conformance.dev/concurrent-write"] != "conflict" {
 		t.Fatalf("replicas %d, annotations %v", *d.Spec.Replicas, d.Annotations)
 	}
 }
