@@ -15,8 +15,8 @@ import { ApiProxy, CONCURRENT_WRITE_ANNOTATION } from "../../src/proxy/api-proxy
 import type { WriteEntry } from "../../src/proxy/write-log.js";
 import { pollUntil } from "../../src/util/poll.js";
 import { kwokConfig, startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
-import { exampleOperatorBinary } from "../support/operator-process.js";
 import {
+  exampleOperatorBinary,
   installWebAppCrd,
   sampleWebApp,
   waitConverged,

@@ -1,30 +1,32 @@
 import { randomBytes } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WatchHandle } from "../../src/kube/kube-client.js";
-import { isProcessAlive } from "../../src/process/process-table.js";
+import { OperatorProcess } from "../../src/operator/operator-process.js";
+import { ApiProxy } from "../../src/proxy/api-proxy.js";
 import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
 import {
   exampleOperatorBinary,
-  startOperatorProcess,
-  type OperatorProcess,
-} from "../support/operator-process.js";
-import {
   installWebAppCrd,
   readExampleYaml,
   sampleWebApp,
   waitConverged,
   WEBAPP_API_VERSION,
+  WEBAPP_RESOURCE,
 } from "../support/webapp-example.js";
 
-// The bundled example operator, run as a process the way users run theirs,
-// against a real kwok cluster: it converges the sample, follows both spec
-// updates of its contract file, and then stays quiet.
+// The bundled example operator, run as a process behind the kit's proxy the
+// way users' operators will be, against a real kwok cluster: it converges the
+// sample, follows both spec updates of its contract file, and then stays quiet.
 
 const apiVersion = WEBAPP_API_VERSION;
 const QUIET_WINDOW_MS = 10_000;
 
 let cluster: TestCluster;
+let proxy: ApiProxy | undefined;
 let operator: OperatorProcess | undefined;
 let namespace: string;
 
@@ -34,19 +36,25 @@ beforeAll(async () => {
   await installWebAppCrd(cluster.client);
   namespace = `webapp-${randomBytes(3).toString("hex")}`;
   await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-  operator = startOperatorProcess(binary, [
-    `--kubeconfig=${cluster.access.kubeconfigPath}`,
-    `--watch-namespace=${namespace}`,
-  ]);
+  proxy = await ApiProxy.start({
+    upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
+  });
+  operator = new OperatorProcess({
+    command: { argv: [binary, `--watch-namespace=${namespace}`] },
+    proxy,
+    customResource: WEBAPP_RESOURCE,
+    workDir: await mkdtemp(join(tmpdir(), "rc-webapp-")),
+    kube: cluster.client,
+  });
+  await operator.start();
 });
 
 afterAll(async () => {
   await operator?.stop();
+  await proxy?.close();
   cluster?.client.close();
   await cluster?.provider.delete();
 });
-
-const writeLines = () => (operator?.log() ?? "").split("\n").filter((line) => /\twrite\t/.test(line));
 
 describe("example operator (reference)", () => {
   it("converges the sample, follows both spec updates, then makes no write for 10 s", async () => {
@@ -99,10 +107,11 @@ describe("example operator (reference)", () => {
       expect(object.metadata?.uid, `${child.kind} kept its identity`).toBe(uids.get(child.kind));
     }
 
-    // Quiet: no write request in the operator's own request log, and no change
-    // to the objects only it writes (the CR, the Service, the registration).
-    const writesBefore = writeLines().length;
-    expect(writesBefore).toBeGreaterThan(0);
+    // Quiet: no write request at all through the proxy, and no change to the
+    // objects only the operator writes (the CR, the Service, the registration).
+    const writeLog = proxy?.writeLog;
+    const before = writeLog?.lastSeq ?? 0;
+    expect(writeLog?.query({ actor: "operator" }).length).toBeGreaterThan(0);
     const events: string[] = [];
     const watches: WatchHandle[] = [];
     for (const target of [{ apiVersion, kind: "WebApp" }, ...children.slice(1)]) {
@@ -122,8 +131,9 @@ describe("example operator (reference)", () => {
     await delay(QUIET_WINDOW_MS); // the observation window itself, not a wait for something to happen
     for (const watch of watches) watch.stop();
 
-    expect(writeLines().slice(writesBefore)).toEqual([]);
+    expect(writeLog?.query({ after: before })).toEqual([]);
+    expect(proxy?.inFlightWrites).toBe(0);
     expect(events).toEqual([]);
-    expect(isProcessAlive(operator?.pid ?? -1)).toBe(true);
+    expect(operator?.running).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -8,6 +9,12 @@ import { pollUntil } from "../../src/util/poll.js";
 export const exampleDir = join(import.meta.dirname, "../../examples/webapp-operator");
 export const WEBAPP_API_VERSION = "demo.reconcile-conformance.dev/v1alpha1";
 export const WEBAPP_RESOURCE = { group: "demo.reconcile-conformance.dev", resource: "webapps" } as const;
+
+/** The example operator's binary, built (or found current) by its build script. */
+export function exampleOperatorBinary(): string {
+  const output = execFileSync("bash", [join(exampleDir, "build.sh")], { encoding: "utf8" });
+  return output.trim().split("\n").at(-1) ?? "";
+}
 
 export async function readExampleYaml<T = KubeObject>(relativePath: string): Promise<T> {
   return parse(await readFile(join(exampleDir, relativePath), "utf8")) as T;
