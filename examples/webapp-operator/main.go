@@ -13,10 +13,10 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"reconcile-conformance.dev/examples/webapp-operator/internal/writehook"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -94,7 +94,7 @@ func run() error {
 			if err != nil {
 				return nil, err
 			}
-			return interceptor.NewClient(c, writeLogger(logger.WithName("write"))), nil
+			return writehook.Wrap(c, writeLogger(logger.WithName("write"))), nil
 		}
 	}
 	mgr, err := ctrl.NewManager(config, options)

@@ -13,15 +13,11 @@ export async function waitForWorkloadReady(
   const deadline = Date.now() + options.timeoutMs;
   const remaining = () => Math.max(1, deadline - Date.now());
 
-  await pollUntil(
-    async () => {
-      const { status, body } = await client.getRaw("/readyz", options.signal);
-      return status === 200
-        ? { done: true, value: undefined }
-        : { done: false, reason: `/readyz ${status}: ${body.trim()}` };
-    },
-    { description: "the API server to be ready", timeoutMs: remaining(), signal: options.signal },
-  );
+  await waitForApiReady(client, {
+    description: "the API server to be ready",
+    timeoutMs: remaining(),
+    signal: options.signal,
+  });
 
   await pollUntil(
     async () => {
@@ -50,6 +46,19 @@ export async function waitForWorkloadReady(
     },
     { description: "the default ServiceAccount", timeoutMs: remaining(), signal: options.signal },
   );
+}
+
+/** Waits until the API server answers /readyz with 200. */
+export async function waitForApiReady(
+  client: KubeClient,
+  options: { description: string; timeoutMs: number; signal?: AbortSignal },
+): Promise<void> {
+  await pollUntil(async () => {
+    const { status, body } = await client.getRaw("/readyz", options.signal);
+    return status === 200
+      ? { done: true, value: undefined }
+      : { done: false, reason: `/readyz ${status}: ${body.trim()}` };
+  }, options);
 }
 
 function isNodeReady(node: KubeObject): boolean {

@@ -1,8 +1,8 @@
-import { access } from "node:fs/promises";
 import { describeError, InfrastructureError } from "../errors.js";
 import { KubeClient } from "../kube/kube-client.js";
+import { pathExists } from "../util/files.js";
 import type { Logger } from "../util/logger.js";
-import { pollUntil } from "../util/poll.js";
+import { waitForApiReady } from "./cluster-readiness.js";
 import type { ExistingClusterConfig } from "./cluster-config.js";
 import type { ClusterAccess, ClusterProvider, CreateOptions } from "./cluster-provider.js";
 
@@ -19,9 +19,7 @@ export class ExistingProvider implements ClusterProvider {
   ) {}
 
   async create(options: CreateOptions = {}): Promise<ClusterAccess> {
-    try {
-      await access(this.config.kubeconfigPath);
-    } catch {
+    if (!(await pathExists(this.config.kubeconfigPath))) {
       throw new InfrastructureError(
         "cluster/kubeconfig-missing",
         `provider existing: kubeconfig ${this.config.kubeconfigPath} does not exist (set --kubeconfig or KUBECONFIG)`,
@@ -29,15 +27,11 @@ export class ExistingProvider implements ClusterProvider {
     }
     const client = KubeClient.fromKubeconfig(this.config.kubeconfigPath, this.config.context);
     const context = this.config.context ?? client.config.getCurrentContext();
-    await pollUntil(
-      async () => {
-        const { status, body } = await client.getRaw("/readyz", options.signal);
-        return status === 200
-          ? { done: true, value: undefined }
-          : { done: false, reason: `/readyz ${status}: ${body.trim()}` };
-      },
-      { description: `the API server of context "${context}"`, timeoutMs: 15_000, signal: options.signal },
-    )
+    await waitForApiReady(client, {
+      description: `the API server of context "${context}"`,
+      timeoutMs: 15_000,
+      signal: options.signal,
+    })
       .catch((error: unknown) => {
         throw new InfrastructureError(
           "cluster/unreachable",

@@ -4,9 +4,13 @@ import { join } from "node:path";
 import { describeError, InfrastructureError, UsageError, throwIfAborted } from "../errors.js";
 import { KubeClient } from "../kube/kube-client.js";
 import { tailLines, type CommandRunner } from "../process/command-runner.js";
-import { findProcessesByArgument, isProcessAlive, signalProcess } from "../process/process-table.js";
+import {
+  findProcessesByArgument,
+  isProcessAlive,
+  signalProcess,
+  waitForExit,
+} from "../process/process-table.js";
 import type { Logger } from "../util/logger.js";
-import { pollUntil } from "../util/poll.js";
 import { KUBE_VERSION, type KwokClusterConfig } from "./cluster-config.js";
 import type { ClusterAccess, ClusterProvider, CreateOptions } from "./cluster-provider.js";
 import { waitForWorkloadReady } from "./cluster-readiness.js";
@@ -173,19 +177,13 @@ export class KwokProvider implements ClusterProvider {
 
   private async stopProcesses(pids: number[]): Promise<number[]> {
     const alive = () => pids.filter(isProcessAlive);
-    const gracefully = await pollUntil(
-      () =>
-        alive().length === 0
-          ? { done: true, value: true }
-          : { done: false, reason: `alive: ${alive().join(", ")}` },
-      { description: "cluster processes to exit", timeoutMs: 10_000, intervalMs: 50 },
-    ).catch(() => false);
-    if (gracefully) return [];
+    if (
+      (await waitForExit(alive, { description: "cluster processes to exit", timeoutMs: 10_000 })).length === 0
+    ) {
+      return [];
+    }
     for (const pid of alive()) signalProcess(pid, "SIGKILL");
-    return pollUntil(
-      () => (alive().length === 0 ? { done: true, value: [] } : { done: false, reason: alive().join(", ") }),
-      { description: "killed cluster processes to exit", timeoutMs: 5_000, intervalMs: 50 },
-    ).catch(() => alive());
+    return waitForExit(alive, { description: "killed cluster processes to exit", timeoutMs: 5_000 });
   }
 
   private async requireBinaries(): Promise<void> {

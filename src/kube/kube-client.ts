@@ -2,6 +2,7 @@ import { KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import http from "node:http";
 import https from "node:https";
 import { AbortedError, InfrastructureError } from "../errors.js";
+import { readStream } from "../util/streams.js";
 import { ApiError, isNotFound } from "./api-errors.js";
 
 /** Every write the kit makes carries this field manager, so managedFields attribute it. */
@@ -379,11 +380,6 @@ function refOf(object: KubeObject): ObjectRef {
   };
 }
 
-function readBody(response: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    response.on("data", (chunk: Buffer) => chunks.push(chunk));
-    response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    response.on("error", reject);
-  });
+async function readBody(response: http.IncomingMessage): Promise<string> {
+  return (await readStream(response)).toString("utf8");
 }

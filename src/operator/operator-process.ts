@@ -7,7 +7,7 @@ import { isNotFound } from "../kube/api-errors.js";
 import type { KubeClient } from "../kube/kube-client.js";
 import { trackProcessGroup, untrackProcessGroup } from "../process/child-registry.js";
 import { tailLines } from "../process/command-runner.js";
-import { processGroupMembers } from "../process/process-table.js";
+import { processGroupMembers, signalProcess, waitForExit } from "../process/process-table.js";
 import type { ApiProxy } from "../proxy/api-proxy.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
@@ -152,16 +152,12 @@ export class OperatorProcess {
   async stop(): Promise<void> {
     const pgid = this.pgid;
     if (pgid === undefined || !this.running) return;
-    signalGroup(pgid, "SIGTERM");
-    const stopped = await pollUntil(
-      () => (this.running ? { done: false, reason: "still running" } : { done: true, value: true }),
-      {
-        description: "the operator to stop",
-        timeoutMs: this.options.stopGraceMs ?? 10_000,
-        intervalMs: 25,
-      },
-    ).catch(() => false);
-    if (!stopped) await this.kill();
+    signalProcess(-pgid, "SIGTERM");
+    const left = await waitForExit(() => this.processIds(), {
+      description: "the operator to stop",
+      timeoutMs: this.options.stopGraceMs ?? 10_000,
+    });
+    if (left.length > 0) await this.kill();
     untrackProcessGroup(pgid);
   }
 
@@ -175,19 +171,18 @@ export class OperatorProcess {
   private async kill(): Promise<void> {
     const pgid = this.pgid;
     if (pgid === undefined) return;
-    signalGroup(pgid, "SIGKILL");
+    signalProcess(-pgid, "SIGKILL");
     await this.exited;
-    await pollUntil(
-      () =>
-        this.running
-          ? { done: false, reason: `alive: ${this.processIds().join(", ")}` }
-          : { done: true, value: undefined },
-      {
-        description: "the operator's processes to die",
-        timeoutMs: 5_000,
-        intervalMs: 10,
-      },
-    );
+    const left = await waitForExit(() => this.processIds(), {
+      description: "the operator's processes to die",
+      timeoutMs: 5_000,
+    });
+    if (left.length > 0) {
+      throw new InfrastructureError(
+        "operator/unkillable",
+        `operator processes survived SIGKILL: ${left.join(", ")}`,
+      );
+    }
     untrackProcessGroup(pgid);
   }
 
@@ -213,13 +208,5 @@ export class OperatorProcess {
         if (!isNotFound(error)) throw error;
       }
     }
-  }
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch (error) {
-    if (!(error instanceof Error && "code" in error && error.code === "ESRCH")) throw error;
   }
 }

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { pollUntil } from "../util/poll.js";
 
 /** Facts about OS processes by pid; used to prove nothing the kit started survives it. */
 
@@ -85,4 +86,23 @@ export function processGroupMembers(pgid: number): number[] {
     }
   }
   return members;
+}
+
+/**
+ * Waits until `alive()` lists no process, polling to a deadline; resolves with
+ * whatever still lives then (empty when all are gone).
+ */
+export async function waitForExit(
+  alive: () => number[],
+  options: { description: string; timeoutMs: number },
+): Promise<number[]> {
+  return pollUntil(
+    () => {
+      const living = alive();
+      return living.length === 0
+        ? { done: true, value: [] }
+        : { done: false, reason: `alive: ${living.join(", ")}` };
+    },
+    { ...options, intervalMs: 20 },
+  ).catch(() => alive());
 }

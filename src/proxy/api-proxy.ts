@@ -8,6 +8,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { InfrastructureError } from "../errors.js";
 import type { Logger } from "../util/logger.js";
 import { silentLogger } from "../util/logger.js";
+import { readStream } from "../util/streams.js";
 import { FaultPlan, type FaultSpec } from "./faults.js";
 import { protobufMetadata, protobufStatusReason } from "./protobuf-metadata.js";
 import { classifyRequest, describeRequest, isMutating, type RequestInfo } from "./request-classifier.js";
@@ -241,7 +242,7 @@ current-context: reconcile-conformance-proxy
     requestInfo: RequestInfo,
   ): Promise<void> {
     const time = new Date().toISOString();
-    const body = await readAll(req);
+    const body = await readStream(req);
     const json = parseJson(body, req.headers["content-type"]);
     const metadata = protobufMetadata(body) ?? objectMetadata(json);
     const info: RequestInfo =
@@ -411,7 +412,7 @@ current-context: reconcile-conformance-proxy
         ...(body ? { "Content-Length": String(body.length) } : {}),
       });
       request.on("response", (response) => {
-        readAll(response).then(
+        readStream(response).then(
           (data) => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: data }),
           reject,
         );
@@ -523,15 +524,6 @@ function filterHeaders(headers: http.IncomingHttpHeaders): Record<string, string
     if (value !== undefined && !HOP_BY_HOP.has(key.toLowerCase())) out[key] = value;
   }
   return out;
-}
-
-function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-    stream.on("end", () => resolve(Buffer.concat(chunks)));
-    stream.on("error", reject);
-  });
 }
 
 /** The body as JSON when it is JSON (server-side apply bodies from client-go are JSON too). */

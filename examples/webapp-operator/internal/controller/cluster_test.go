@@ -36,10 +36,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/yaml"
 
 	demov1 "reconcile-conformance.dev/examples/webapp-operator/api/v1alpha1"
+	"reconcile-conformance.dev/examples/webapp-operator/internal/writehook"
 )
 
 var (
@@ -318,29 +318,7 @@ func (e *env) recordOn(base client.WithWatch, rec *recorder) client.Client {
 		rec.mu.Unlock()
 		return err
 	}
-	return interceptor.NewClient(base, interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			return do(c, "create", "", obj, func() error { return c.Create(ctx, obj, opts...) })
-		},
-		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			return do(c, "update", "", obj, func() error { return c.Update(ctx, obj, opts...) })
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			return do(c, "patch", "", obj, func() error { return c.Patch(ctx, obj, patch, opts...) })
-		},
-		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			return do(c, "delete", "", obj, func() error { return c.Delete(ctx, obj, opts...) })
-		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			return do(c, "update", sub, obj, func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			return do(c, "patch", sub, obj, func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
-		},
-		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj client.Object, subResource client.Object, opts ...client.SubResourceCreateOption) error {
-			return do(c, "create", sub, obj, func() error { return c.SubResource(sub).Create(ctx, obj, subResource, opts...) })
-		},
-	})
+	return writehook.Wrap(base, do)
 }
 
 func (r *recorder) all() []write {
