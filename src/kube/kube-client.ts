@@ -1,9 +1,12 @@
 import { KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
-import http from "node:http";
-import https from "node:https";
+import type http from "node:http";
 import { AbortedError, InfrastructureError } from "../errors.js";
 import { readStream } from "../util/streams.js";
 import { ApiError, isNotFound } from "./api-errors.js";
+import { ApiServerConnection } from "./api-server-connection.js";
+import { PATCH_CONTENT_TYPES, type PatchType } from "./patch-types.js";
+
+export type { PatchType } from "./patch-types.js";
 
 /** Every write the kit makes carries this field manager, so managedFields attribute it. */
 export const FIELD_MANAGER = "reconcile-conformance";
@@ -26,8 +29,6 @@ export interface ListOptions {
   readonly signal?: AbortSignal;
 }
 
-export type PatchType = "merge" | "strategic" | "json" | "apply";
-
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
 
 export interface WatchHandle {
@@ -36,13 +37,6 @@ export interface WatchHandle {
   /** Settles when the stream ends: resolves on a clean close or stop, rejects on an error. */
   readonly done: Promise<void>;
 }
-
-const patchContentTypes: Record<PatchType, string> = {
-  merge: "application/merge-patch+json",
-  strategic: "application/strategic-merge-patch+json",
-  json: "application/json-patch+json",
-  apply: "application/apply-patch+yaml",
-};
 
 interface ResourceInfo {
   readonly plural: string;
@@ -71,12 +65,15 @@ interface RequestOptions {
  */
 export class KubeClient {
   private readonly discovery = new Map<string, Map<string, ResourceInfo>>();
-  private readonly agent: http.Agent;
+  private readonly connection: ApiServerConnection;
 
   private constructor(readonly config: KubeConfig) {
-    const url = new URL(this.server);
-    this.agent =
-      url.protocol === "https:" ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+    this.connection = new ApiServerConnection(config);
+  }
+
+  /** A client for an in-memory kubeconfig (the kit's own door through its proxy, for one). */
+  static fromConfig(config: KubeConfig): KubeClient {
+    return new KubeClient(config);
   }
 
   /** Loads a kubeconfig file; `context` defaults to the file's current-context. */
@@ -110,7 +107,7 @@ export class KubeClient {
 
   /** Closes idle keep-alive connections so a finished test or run does not linger. */
   close(): void {
-    this.agent.destroy();
+    this.connection.close();
   }
 
   async get<T extends KubeObject = KubeObject>(ref: ObjectRef, signal?: AbortSignal): Promise<T> {
@@ -182,7 +179,7 @@ export class KubeClient {
     const path = await this.objectPath(refOf(patch), options.subresource);
     return this.json<T>("PATCH", path, {
       body: patch,
-      contentType: patchContentTypes[options.type],
+      contentType: PATCH_CONTENT_TYPES[options.type],
       query: {
         fieldManager: FIELD_MANAGER,
         force: options.force === undefined ? undefined : String(options.force),
@@ -321,43 +318,20 @@ export class KubeClient {
       if (value !== undefined) url.searchParams.set(key, value);
     }
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const request: https.RequestOptions = {
-      method,
-      hostname: url.hostname,
-      port: url.port,
-      path: url.pathname + url.search,
-      headers: {
-        Accept: "application/json",
-        ...(payload === undefined
-          ? {}
-          : {
-              "Content-Type": options.contentType ?? "application/json",
-              "Content-Length": Buffer.byteLength(payload),
-            }),
-      },
-      signal: options.signal,
-    };
-    // Credentials (client certificate, CA, bearer token) come from the kubeconfig,
-    // read per request so that refreshed tokens are picked up.
-    // They land on the request options, which the agent uses per connection
-    // (and in its pool key); our keep-alive agent replaces the one-off agent
-    // client-node would create for every request.
-    // client-node refuses plain HTTP servers; those (the kit's own proxy) need no credentials.
-    if (url.protocol === "https:") await this.config.applyToHTTPSOptions(request);
-    request.agent = this.agent;
-    const transport = url.protocol === "https:" ? https : http;
-    return new Promise((resolve, reject) => {
-      const outgoing = transport.request(request, resolve);
-      outgoing.on("error", reject);
-      if (options.timeoutMs !== 0) {
+    return this.connection.send(
+      {
+        method,
+        path: url.pathname + url.search,
+        headers: {
+          Accept: "application/json",
+          ...(payload === undefined ? {} : { "Content-Type": options.contentType ?? "application/json" }),
+        },
+        signal: options.signal,
         // No answer, or no byte of one, for this long: give up rather than hang the run.
-        const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
-        outgoing.setTimeout(timeoutMs, () =>
-          outgoing.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs / 1000} s`)),
-        );
-      }
-      outgoing.end(payload);
-    });
+        idleTimeoutMs: options.timeoutMs ?? REQUEST_TIMEOUT_MS,
+      },
+      payload,
+    );
   }
 }
 

@@ -11,13 +11,25 @@ import { processGroupMembers, signalProcess, waitForExit } from "../process/proc
 import type { ApiProxy } from "../proxy/api-proxy.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
+import { operatorEnvironment } from "./operator-environment.js";
 
 /** How to run the operator under test, out of cluster. */
 export interface OperatorCommand {
   readonly argv: readonly [string, ...string[]];
-  /** Added to the kit's environment; KUBECONFIG is always set to the proxy's. */
+  /**
+   * Added to the user's environment (less the kit's CI credentials: see
+   * operator-environment.ts); KUBECONFIG is always set to the proxy's.
+   */
   readonly env?: Readonly<Record<string, string>>;
+  /** Withheld credentials the contract passes through on purpose, e.g. GITHUB_TOKEN. */
+  readonly passThroughEnv?: readonly string[];
   readonly cwd?: string;
+}
+
+/** What a crash killed: for the fault's evidence. */
+export interface KillRecord {
+  readonly signal: "SIGKILL";
+  readonly pids: readonly number[];
 }
 
 export interface OperatorProcessOptions {
@@ -73,6 +85,8 @@ export class OperatorProcess {
     await mkdir(workDir, { recursive: true });
     this.kubeconfigPath ??= await proxy.writeKubeconfig(join(workDir, "operator.kubeconfig"));
     this.runs++;
+    proxy.beginOperatorRun(this.runs);
+    const requestsBefore = proxy.operatorRequestCount;
     const logFile = join(workDir, `operator-${this.runs}.log`);
     this.logFiles.push(logFile);
     const fd = openSync(logFile, "a");
@@ -82,7 +96,12 @@ export class OperatorProcess {
       const [file, ...args] = command.argv;
       this.child = spawn(file, args, {
         cwd: command.cwd,
-        env: { ...process.env, ...command.env, KUBECONFIG: this.kubeconfigPath },
+        env: operatorEnvironment({
+          parent: process.env,
+          extra: command.env,
+          passThrough: command.passThroughEnv,
+          kubeconfigPath: this.kubeconfigPath,
+        }),
         detached: true, // its own process group
         stdio: ["ignore", fd, fd],
       });
@@ -125,9 +144,20 @@ export class OperatorProcess {
     } catch (error) {
       await this.kill();
       if (error instanceof InfrastructureError || error instanceof AbortedError) throw error;
+      if (proxy.operatorRequestCount === requestsBefore) {
+        const refused =
+          proxy.refusedRequestCount > 0
+            ? ` (${proxy.refusedRequestCount} request(s) without the run's token were refused)`
+            : "";
+        throw new InfrastructureError(
+          "operator/no-proxy-contact",
+          `operator did not start: no request reached the proxy${refused}: does the operator honour KUBECONFIG?`,
+          await this.logTail(),
+        );
+      }
       throw new InfrastructureError(
         "operator/start-timeout",
-        `operator did not start: ${describeError(error)}`,
+        `operator did not start: it talked to the API server but never listed or watched ${resource.resource}.${resource.group}: ${describeError(error)}`,
         await this.logTail(),
       );
     }
@@ -137,9 +167,11 @@ export class OperatorProcess {
    * SIGKILL to the whole group, as a crash would. Once it is gone, any Lease
    * it held is deleted so a restart does not wait for the lease to expire.
    */
-  async crash(): Promise<void> {
+  async crash(): Promise<KillRecord> {
+    const pids = this.processIds();
     await this.kill();
     await this.releaseLeases();
+    return { signal: "SIGKILL", pids };
   }
 
   /** A new run after a crash or stop. */

@@ -7,16 +7,34 @@
  * to know which object a create made and which resourceVersion an update
  * carried. The envelope is the 4 bytes "k8s\0" and a runtime.Unknown
  * message whose field 2 holds the object; every top-level Kubernetes type
- * keeps its ObjectMeta in field 1; ObjectMeta numbers name 1, uid 5,
- * resourceVersion 6 and generation 7.
+ * keeps its ObjectMeta in field 1; ObjectMeta numbers name 1, generateName
+ * 2, uid 5, resourceVersion 6, generation 7, deletionTimestamp 9 and
+ * ownerReferences 13 (an OwnerReference keeps its uid in field 4).
  */
 
 export interface ProtobufMetadata {
   readonly name?: string;
+  readonly generateName?: string;
   readonly uid?: string;
   readonly resourceVersion?: string;
   readonly generation?: number;
+  /** True when metadata.deletionTimestamp is set: the object is terminating. */
+  readonly terminating?: boolean;
+  /** UIDs of metadata.ownerReferences. */
+  readonly ownerUids?: readonly string[];
 }
+
+const OBJECT_META = 1;
+const META = {
+  name: 1,
+  generateName: 2,
+  uid: 5,
+  resourceVersion: 6,
+  generation: 7,
+  deletionTimestamp: 9,
+  ownerReferences: 13,
+};
+const OWNER_REFERENCE_UID = 4;
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]); // "k8s\0"
 
@@ -29,22 +47,106 @@ export function protobufMetadata(body: Buffer): ProtobufMetadata | undefined {
   if (!isKubernetesProtobuf(body)) return undefined;
   try {
     const raw = lengthDelimited(body.subarray(4), 2);
-    const meta = raw && lengthDelimited(raw, 1);
+    const meta = raw && lengthDelimited(raw, OBJECT_META);
     if (!meta) return undefined;
     const text = (field: number) => {
       const value = lengthDelimited(meta, field);
       return value && value.length > 0 ? value.toString("utf8") : undefined;
     };
-    const generation = varintField(meta, 7);
+    const generation = varintField(meta, META.generation);
+    const ownerUids = repeatedLengthDelimited(meta, META.ownerReferences)
+      .map((owner) => lengthDelimited(owner, OWNER_REFERENCE_UID)?.toString("utf8") ?? "")
+      .filter((uid) => uid !== "");
+    const name = text(META.name);
+    const generateName = text(META.generateName);
+    const uid = text(META.uid);
+    const resourceVersion = text(META.resourceVersion);
     return {
-      ...(text(1) ? { name: text(1) } : {}),
-      ...(text(5) ? { uid: text(5) } : {}),
-      ...(text(6) ? { resourceVersion: text(6) } : {}),
+      ...(name ? { name } : {}),
+      ...(generateName ? { generateName } : {}),
+      ...(uid ? { uid } : {}),
+      ...(resourceVersion ? { resourceVersion } : {}),
       ...(generation === undefined ? {} : { generation }),
+      ...(lengthDelimited(meta, META.deletionTimestamp) ? { terminating: true } : {}),
+      ...(ownerUids.length > 0 ? { ownerUids } : {}),
     };
   } catch {
     return undefined; // truncated or not what we think: identity unknown, never a failed request
   }
+}
+
+/**
+ * The same protobuf object with metadata.resourceVersion set to `value`: how
+ * the proxy turns an unconditional protobuf update into one with a
+ * precondition. Every enclosing length is re-encoded; all other fields keep
+ * their bytes and order. Undefined when the body is not a Kubernetes protobuf
+ * object.
+ */
+export function protobufWithResourceVersion(body: Buffer, value: string): Buffer | undefined {
+  return editProtobufMetadata(body, (meta) =>
+    Buffer.concat([
+      withoutField(meta, META.resourceVersion),
+      encodeLengthDelimited(META.resourceVersion, Buffer.from(value, "utf8")),
+    ]),
+  );
+}
+
+/** Rewrites the ObjectMeta of a "k8s\0" envelope with `edit`; undefined when there is none. */
+export function editProtobufMetadata(body: Buffer, edit: (meta: Buffer) => Buffer): Buffer | undefined {
+  if (!isKubernetesProtobuf(body)) return undefined;
+  try {
+    const envelope = body.subarray(4);
+    const raw = lengthDelimited(envelope, 2);
+    const meta = raw && lengthDelimited(raw, OBJECT_META);
+    if (!raw || !meta) return undefined;
+    const newRaw = replaceField(raw, OBJECT_META, edit(meta));
+    return Buffer.concat([MAGIC, replaceField(envelope, 2, newRaw)]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A length-delimited field: key, length, bytes. */
+export function encodeLengthDelimited(field: number, value: Buffer): Buffer {
+  return Buffer.concat([encodeVarint(field * 8 + 2), encodeVarint(value.length), value]);
+}
+
+function encodeVarint(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest >= 0x80) {
+    bytes.push((rest % 0x80) | 0x80);
+    rest = Math.floor(rest / 0x80);
+  }
+  bytes.push(rest);
+  return Buffer.from(bytes);
+}
+
+/** The message's fields in order, each with its raw bytes (key included). */
+function rawFields(message: Buffer): { field: number; bytes: Buffer }[] {
+  const fields: { field: number; bytes: Buffer }[] = [];
+  let start = 0;
+  walk(message, (field, _wireType, _value, end) => {
+    fields.push({ field, bytes: message.subarray(start, end) });
+    start = end;
+    return false;
+  });
+  return fields;
+}
+
+function withoutField(message: Buffer, field: number): Buffer {
+  return Buffer.concat(
+    rawFields(message)
+      .filter((f) => f.field !== field)
+      .map((f) => f.bytes),
+  );
+}
+
+/** The message with its (single) length-delimited `field` replaced in place. */
+function replaceField(message: Buffer, field: number, value: Buffer): Buffer {
+  return Buffer.concat(
+    rawFields(message).map((f) => (f.field === field ? encodeLengthDelimited(field, value) : f.bytes)),
+  );
 }
 
 /** The `reason` of a protobuf metav1.Status answer (field 4 of the object), e.g. "Conflict". */
@@ -62,7 +164,7 @@ export function protobufStatusReason(body: Buffer): string | undefined {
 /** Walks a message's fields, calling `visit` with each field number, wire type and value. */
 function walk(
   message: Buffer,
-  visit: (field: number, wireType: number, value: Buffer | number) => boolean,
+  visit: (field: number, wireType: number, value: Buffer | number, end: number) => boolean,
 ): void {
   let offset = 0;
   while (offset < message.length) {
@@ -96,7 +198,8 @@ function walk(
       default:
         throw new Error(`unsupported wire type ${wireType}`);
     }
-    if (visit(field, wireType, value)) return;
+    if (offset > message.length) throw new Error("truncated field");
+    if (visit(field, wireType, value, offset)) return;
   }
 }
 
@@ -107,6 +210,15 @@ function lengthDelimited(message: Buffer, wanted: number): Buffer | undefined {
       found = value;
       return true;
     }
+    return false;
+  });
+  return found;
+}
+
+function repeatedLengthDelimited(message: Buffer, wanted: number): Buffer[] {
+  const found: Buffer[] = [];
+  walk(message, (field, wireType, value) => {
+    if (field === wanted && wireType === 2 && Buffer.isBuffer(value)) found.push(value);
     return false;
   });
   return found;

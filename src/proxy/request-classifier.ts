@@ -1,3 +1,5 @@
+import { patchTypeOf, type PatchType as KnownPatchType } from "../kube/patch-types.js";
+
 /**
  * What a request to the API server is about, read from its method, URL and
  * Content-Type alone: the proxy never parses a body to route or log a read.
@@ -16,7 +18,8 @@ export type Verb =
   | "connect"
   | "nonresource";
 
-export type PatchType = "json" | "merge" | "strategic" | "apply" | "unknown";
+/** A known patch type, or "unknown" for a PATCH with any other Content-Type. */
+export type PatchType = KnownPatchType | "unknown";
 
 export interface RequestInfo {
   readonly verb: Verb;
@@ -39,14 +42,6 @@ const MUTATING: ReadonlySet<Verb> = new Set(["create", "update", "patch", "delet
 export function isMutating(verb: Verb): boolean {
   return MUTATING.has(verb);
 }
-
-const patchTypes: Record<string, PatchType> = {
-  "application/json-patch+json": "json",
-  "application/merge-patch+json": "merge",
-  "application/strategic-merge-patch+json": "strategic",
-  "application/apply-patch+yaml": "apply",
-  "application/apply-patch+cbor": "apply",
-};
 
 /**
  * Classifies a request the way kube-apiserver's request-info resolver does:
@@ -128,7 +123,6 @@ export function classifyRequest(method: string, url: string, contentType?: strin
   if (subresource === "proxy") verb = "proxy";
   if (subresource === "exec" || subresource === "attach" || subresource === "portforward") verb = "connect";
 
-  const media = contentType?.split(";")[0]?.trim().toLowerCase();
   return {
     verb,
     group,
@@ -138,7 +132,7 @@ export function classifyRequest(method: string, url: string, contentType?: strin
     ...(namespace === undefined ? {} : { namespace }),
     ...(name === undefined ? {} : { name }),
     ...(subresource === undefined ? {} : { subresource }),
-    ...(verb === "patch" ? { patchType: (media && patchTypes[media]) || "unknown" } : {}),
+    ...(verb === "patch" ? { patchType: patchTypeOf(contentType) ?? "unknown" } : {}),
   };
 }
 

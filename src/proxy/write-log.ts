@@ -1,55 +1,89 @@
 import { appendFile } from "node:fs/promises";
 import { describeError, InfrastructureError } from "../errors.js";
+import type { PatchType } from "../kube/patch-types.js";
 import { pollUntil } from "../util/poll.js";
+import { matchesObject, type ObjectMatch } from "./object-matcher.js";
 import type { RequestInfo } from "./request-classifier.js";
-
-/** Writes that oracles ignore by default: bookkeeping, not reconcile effects. */
-export type WriteTag = "event" | "lease";
+import type { WriteEffect } from "./write-effect.js";
 
 /**
- * One mutating request, as the proxy saw it: the request's identity (verb,
- * group, version, resource, subresource, namespace, name, patch type; for a
- * create, the name from the body or the server's answer) and what came of it.
+ * Writes that oracles leave out by default: bookkeeping (Events, Leases)
+ * and requests that store nothing (reviews, token requests).
  */
-export interface WriteEntry extends Omit<RequestInfo, "path"> {
-  /** 1, 2, 3, ... in the order requests arrived. */
+export type WriteTag = "event" | "lease" | "review";
+
+/** Who made a write: the operator under test, or the kit (its perturbations and faults). */
+export type Actor = "operator" | "kit";
+
+/**
+ * One mutating request through the proxy: the request's identity and what
+ * came of it. Entries are numbered in the order writes reach the API server.
+ */
+export interface WriteEntry {
+  /** 1, 2, 3, ... shared by operator and kit writes. */
   readonly seq: number;
   /** ISO time the request arrived. */
   readonly time: string;
-  /** metadata.resourceVersion the request carried: a precondition (JSON bodies only). */
+  readonly actor: Actor;
+  /** The operator's run that sent it: 1 for the first start, +1 for each restart. */
+  readonly run?: number;
+  readonly verb: RequestInfo["verb"];
+  /** "" for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  /** The object's name; for a create, from the body or (generateName) the server's answer. */
+  readonly name?: string;
+  /** metadata.generateName of a create that used it. */
+  readonly generateName?: string;
+  readonly patchType?: PatchType | "unknown";
+  /** The `fieldManager` query parameter. */
+  readonly fieldManager?: string;
+  /** Present when the request asked for a dry run. */
+  readonly dryRun?: true;
+  /** The resourceVersion the request itself carried as a precondition. */
   readonly sentResourceVersion?: string;
-  /** The object's resourceVersion just before the write, when the proxy had to look it up. */
+  /**
+   * Set when the request had no precondition and the proxy conditioned it on
+   * the state it had just read (retrying itself on a conflict): the
+   * resourceVersion used, and how many times it had to send it.
+   */
+  readonly proxyPrecondition?: { readonly resourceVersion: string; readonly attempts: number };
+  /** The object's resourceVersion when the proxy read it just before the write. */
   readonly priorResourceVersion?: string;
-  /** HTTP status of the answer the operator got (or would have got: see `fault`). */
+  /** HTTP status of the answer (0: never answered: dropped, or hung by a fault). */
   readonly code: number;
   /** Status reason on failure (Conflict, AlreadyExists, NotFound, ...). */
   readonly reason?: string;
-  /** From the object in a successful answer. */
+  /** What the write did to what is stored; see write-effect.ts. */
+  readonly effect: WriteEffect;
+  /** Why the effect was judged so, when it is not plain. */
+  readonly effectWhy?: string;
+  /** The object's UID (from the answer, or from the state read before a delete). */
   readonly uid?: string;
+  /** UIDs in the object's ownerReferences. */
+  readonly ownerUids?: readonly string[];
   readonly resourceVersion?: string;
   readonly generation?: number;
-  /**
-   * False when the write changed nothing stored (the resourceVersion did not
-   * move); undefined when that cannot be told (deletes, failures).
-   */
-  readonly effective?: boolean;
   readonly tag?: WriteTag;
-  /** The fault that acted on this request, if any. */
+  /** The fault that acted on this write, or that this kit write belongs to. */
   readonly fault?: string;
-  /** The request body when it was JSON, for oracles that compare fields. */
+  /** The request body when it was JSON or YAML, with Secret values replaced by hashes. */
   readonly body?: unknown;
-  /** Who wrote: the operator, or the kit itself (a concurrent write it injected). */
-  readonly actor: "operator" | "kit";
 }
 
-export type WriteQuery = Partial<
-  Pick<WriteEntry, "verb" | "group" | "resource" | "subresource" | "namespace" | "name" | "actor">
-> & {
+export interface WriteQuery extends ObjectMatch {
+  readonly actor?: Actor;
+  readonly effect?: WriteEffect;
   /** Only entries with seq greater than this. */
   readonly after?: number;
-  /** Leave out Events and Leases (the default for oracles). */
+  /** Leave out Events, Leases and reviews (the default for oracles). */
   readonly withoutTags?: boolean;
-};
+  /** Only successful (2xx) writes. */
+  readonly succeeded?: boolean;
+}
 
 /**
  * The ordered record of writes through the proxy. In memory with a small
@@ -59,19 +93,20 @@ export class WriteLog {
   private readonly entries: WriteEntry[] = [];
   private pendingFile: Promise<void> = Promise.resolve();
   private fileError: unknown;
-
   private nextSeq = 1;
 
   constructor(private readonly file?: string) {}
 
-  /** The next sequence number; the proxy takes one per request as it arrives. */
+  /** The next sequence number; taken by a write just before it is sent to the API server. */
   takeSeq(): number {
     return this.nextSeq++;
   }
 
   append(entry: WriteEntry): void {
-    this.entries.push(entry);
-    this.entries.sort((a, b) => a.seq - b.seq);
+    // Writes finish out of order; keep the log in the order they were sent.
+    let index = this.entries.length;
+    while (index > 0 && (this.entries[index - 1]?.seq ?? 0) > entry.seq) index--;
+    this.entries.splice(index, 0, entry);
     if (this.file) {
       const line = `${JSON.stringify(entry)}\n`;
       const file = this.file;
@@ -87,18 +122,7 @@ export class WriteLog {
 
   /** Entries matching every given field, in order. */
   query(query: WriteQuery = {}): WriteEntry[] {
-    return this.entries.filter(
-      (e) =>
-        (query.after === undefined || e.seq > query.after) &&
-        (!query.withoutTags || e.tag === undefined) &&
-        (query.verb === undefined || e.verb === query.verb) &&
-        (query.group === undefined || e.group === query.group) &&
-        (query.resource === undefined || e.resource === query.resource) &&
-        (query.subresource === undefined || e.subresource === query.subresource) &&
-        (query.namespace === undefined || e.namespace === query.namespace) &&
-        (query.name === undefined || e.name === query.name) &&
-        (query.actor === undefined || e.actor === query.actor),
-    );
+    return this.entries.filter((e) => matchesWrite(query, e));
   }
 
   /** The highest sequence number recorded so far (0 when empty). */
@@ -134,9 +158,27 @@ export class WriteLog {
   }
 }
 
-/** Events and Leases are bookkeeping: tagged so oracles can leave them out. */
-export function tagOf(info: RequestInfo): WriteTag | undefined {
+export function matchesWrite(query: WriteQuery, entry: WriteEntry): boolean {
+  return (
+    matchesObject(query, entry) &&
+    (query.after === undefined || entry.seq > query.after) &&
+    (!query.withoutTags || entry.tag === undefined) &&
+    (query.actor === undefined || entry.actor === query.actor) &&
+    (query.effect === undefined || entry.effect === query.effect) &&
+    (!query.succeeded || (entry.code >= 200 && entry.code < 300))
+  );
+}
+
+/** Events and Leases are bookkeeping, reviews store nothing: tagged so oracles can leave them out. */
+export function tagOf(info: Pick<RequestInfo, "group" | "resource" | "subresource">): WriteTag | undefined {
   if (info.resource === "events" && (info.group === "" || info.group === "events.k8s.io")) return "event";
   if (info.resource === "leases" && info.group === "coordination.k8s.io") return "lease";
+  if (
+    info.group === "authentication.k8s.io" ||
+    info.group === "authorization.k8s.io" ||
+    info.subresource === "token"
+  ) {
+    return "review";
+  }
   return undefined;
 }

@@ -114,8 +114,10 @@ describe("API proxy with the example operator", () => {
       group: "apps",
       namespace: h.namespace,
       name: "hello",
-      effective: true,
+      effect: "created",
+      run: 1,
     });
+    expect(succeeded[3]).toMatchObject({ effect: "changed", run: 1 });
     const live = await cluster.client.get({
       apiVersion: "v1",
       kind: "Service",
@@ -148,7 +150,20 @@ describe("API proxy with the example operator", () => {
     const created = h.proxy.writeLog
       .query({ resource: "services", verb: "create" })
       .find((e) => e.seq === fired.seq);
-    expect(created).toMatchObject({ code: 201, fault: "crash-after" });
+    expect(created).toMatchObject({ code: 201, effect: "created", fault: crash.id, run: 1 });
+    expect(fired.outcome).toMatchObject({
+      status: "reached",
+      evidence: { hit: { seq: fired.seq }, kill: { signal: "SIGKILL", run: 1 } },
+    });
+    expect(fired.outcome.evidence.kill?.pids).toEqual(expect.arrayContaining(pidsBefore));
+    // The operator never heard that its create succeeded: its own request log (one line per answered
+    // write) has the Deployment create before it, and nothing for the Service.
+    const runLog = await readFile(h.operator.logFiles[0] ?? "", "utf8");
+    const answered = runLog
+      .split("\n")
+      .filter((line) => line.includes('"write"') || line.includes("\twrite\t"));
+    expect(answered.some((line) => line.includes("Deployment") && line.includes('"create"'))).toBe(true);
+    expect(answered.filter((line) => line.includes('"Service"'))).toEqual([]);
     const service = await cluster.client.get({
       apiVersion: "v1",
       kind: "Service",
@@ -201,8 +216,9 @@ describe("API proxy with the example operator", () => {
     const rejected = h.proxy.writeLog
       .query({ actor: "operator", resource: "deployments", verb: "update" })
       .find((e) => e.seq === fired.seq);
-    expect(kitWrite).toMatchObject({ verb: "patch", code: 200, fault: "conflict-before" });
-    expect(rejected).toMatchObject({ code: 409, reason: "Conflict", fault: "conflict-before" });
+    expect(kitWrite).toMatchObject({ verb: "patch", code: 200, effect: "changed", fault: conflict.id });
+    expect(rejected).toMatchObject({ code: 409, reason: "Conflict", effect: "rejected", fault: conflict.id });
+    expect(fired.outcome.evidence.kitWrite?.seq).toBe(kitWrite?.seq);
     // The kit's write reached the server between the operator's read and its write.
     expect(kitWrite?.seq).toBeLessThan(rejected?.seq ?? 0);
 
@@ -241,7 +257,12 @@ describe("API proxy with the example operator", () => {
       subresource: "status",
       actor: "operator",
     });
-    expect(statusWrites[0]).toMatchObject({ seq: fired.seq, code: 500, fault: "fail-with" });
+    expect(statusWrites[0]).toMatchObject({
+      seq: fired.seq,
+      code: 500,
+      effect: "rejected",
+      fault: failure.id,
+    });
     expect(statusWrites.slice(1).some((w) => w.code === 200)).toBe(true);
   });
 
@@ -328,7 +349,7 @@ describe("API proxy with the example operator", () => {
 
     // A protobuf answer arrives byte for byte as the API server sent it.
     const path = `/api/v1/namespaces/${h.namespace}/configmaps/w-1`;
-    const viaProxyBytes = await rawGet(new URL(path, h.proxy.url), {});
+    const viaProxyBytes = await rawGet(new URL(path, h.proxy.url), proxyAuth(proxyKubeconfig));
     const directBytes = await rawGet(new URL(path, cluster.access.apiServerUrl), await tlsOptions());
     expect(viaProxyBytes.contentType).toBe("application/vnd.kubernetes.protobuf");
     expect(viaProxyBytes.body.equals(directBytes.body)).toBe(true);
@@ -357,28 +378,34 @@ describe("API proxy with the example operator", () => {
     }
   });
 
-  it("hangs a write for fail-with hang until the client gives up", async () => {
+  it("hangs a write for fail-with hang: never answered, reported by waitQuiet instead of waited on", async () => {
     const h = await harness();
-    const client = KubeClient.fromKubeconfig(await h.proxy.writeKubeconfig(join(h.workDir, "kubeconfig")));
+    const auth = proxyAuth(await h.proxy.writeKubeconfig(join(h.workDir, "kubeconfig")));
     const hang = h.proxy.arm({
       kind: "fail-with",
       status: "hang",
       match: { verb: "create", resource: "configmaps" },
     });
-    const controller = new AbortController();
-    const writing = client
-      .create(
-        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "never", namespace: h.namespace } },
-        controller.signal,
-      )
-      .then(
-        () => "answered",
-        () => "gave up",
-      );
-    await hang.fired;
-    controller.abort();
-    expect(await writing).toBe("gave up");
-    client.close();
+    let answered = false;
+    const body = JSON.stringify({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "never", namespace: h.namespace },
+    });
+    const request = https.request(
+      new URL(`/api/v1/namespaces/${h.namespace}/configmaps`, h.proxy.url),
+      { method: "POST", ca: auth.ca, headers: { ...auth.headers, "Content-Type": "application/json" } },
+      () => (answered = true),
+    );
+    request.on("error", () => undefined);
+    request.end(body);
+    const fired = await hang.fired;
+    // waitQuiet comes back (it does not wait for a write that will never complete) and names it.
+    const quiet = await h.proxy.waitQuiet({ quietMs: 300, timeoutMs: 10_000 });
+    expect(quiet.hung.map((e) => e.seq)).toEqual([fired.seq]);
+    expect(h.proxy.inFlightWrites).toBe(0);
+    expect(answered).toBe(false);
+    request.destroy();
     expect(
       await cluster.client.tryGet({
         apiVersion: "v1",
@@ -388,7 +415,7 @@ describe("API proxy with the example operator", () => {
       }),
     ).toBeUndefined();
     expect(h.proxy.writeLog.query({ resource: "configmaps" })).toMatchObject([
-      { code: 0, fault: "fail-with" },
+      { code: 0, effect: "rejected", fault: hang.id },
     ]);
   });
 
@@ -445,7 +472,11 @@ describe("API proxy with the example operator", () => {
       ),
     );
     const path = `/api/v1/namespaces/${h.namespace}/configmaps`;
-    const viaProxy = await rawGet(new URL(path, h.proxy.url), {}, "application/json");
+    const viaProxy = await rawGet(
+      new URL(path, h.proxy.url),
+      proxyAuth(await h.proxy.writeKubeconfig(join(h.workDir, "kubeconfig"))),
+      "application/json",
+    );
     const direct = await rawGet(
       new URL(path, cluster.access.apiServerUrl),
       await tlsOptions(),
@@ -501,6 +532,16 @@ describe("API proxy with the example operator", () => {
   });
 });
 
+/** The bearer token of a kubeconfig the proxy wrote, as request options. */
+function proxyAuth(kubeconfigPath: string): { ca: Buffer; headers: Record<string, string> } {
+  const config = new KubeConfig();
+  config.loadFromFile(kubeconfigPath);
+  return {
+    ca: Buffer.from(config.getCurrentCluster()?.caData ?? "", "base64"),
+    headers: { Authorization: `Bearer ${config.getCurrentUser()?.token ?? ""}` },
+  };
+}
+
 async function tlsOptions(): Promise<https.RequestOptions> {
   const config = new KubeConfig();
   config.loadFromFile(cluster.access.kubeconfigPath);
@@ -516,13 +557,17 @@ function rawGet(
 ): Promise<{ contentType: string; body: Buffer }> {
   const transport = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
-    const request = transport.request(url, { ...tls, headers: { Accept: accept } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (c: Buffer) => chunks.push(c));
-      response.on("end", () =>
-        resolve({ contentType: String(response.headers["content-type"]), body: Buffer.concat(chunks) }),
-      );
-    });
+    const request = transport.request(
+      url,
+      { ...tls, headers: { ...tls.headers, Accept: accept } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (c: Buffer) => chunks.push(c));
+        response.on("end", () =>
+          resolve({ contentType: String(response.headers["content-type"]), body: Buffer.concat(chunks) }),
+        );
+      },
+    );
     request.on("error", reject);
     request.end();
   });

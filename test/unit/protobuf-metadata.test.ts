@@ -47,9 +47,9 @@ describe("protobufMetadata", () => {
     });
   });
 
-  it("leaves out what a create request does not carry yet", () => {
+  it("leaves out what a create request does not carry yet, and reads its generateName", () => {
     const body = envelope(bytesField(1, Buffer.concat([textField(2, "web-"), textField(3, "ns")])));
-    expect(protobufMetadata(body)).toEqual({});
+    expect(protobufMetadata(body)).toEqual({ generateName: "web-" });
   });
 
   it("reads the reason of a Status answer", () => {

@@ -1,0 +1,109 @@
+import type { KubeConfig } from "@kubernetes/client-node";
+import http from "node:http";
+import https from "node:https";
+import { InfrastructureError } from "../errors.js";
+import { readStream } from "../util/streams.js";
+
+/** Headers as Node's http module takes them. */
+export type OutgoingHeaders = Record<string, string | string[] | number>;
+
+export interface ConnectionRequest {
+  readonly method: string;
+  /** Path and query, e.g. `/api/v1/namespaces/ns/configmaps?watch=1`. */
+  readonly path: string;
+  readonly headers?: OutgoingHeaders;
+  readonly signal?: AbortSignal;
+  /** Abandon the request after this long without activity; 0 or absent for none (watches). */
+  readonly idleTimeoutMs?: number;
+}
+
+/** A whole answer, for small bodies (writes, single objects, the kit's own calls). */
+export interface BufferedAnswer {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/**
+ * The one HTTP stack the kit uses to reach an API server: the kube facade
+ * and the API proxy both send through it. Credentials (client certificate,
+ * CA, bearer token, exec plugins) come from the kubeconfig and are applied to
+ * every request, so a token that expires and is refreshed during a long run
+ * keeps working. Connections are kept alive in one agent.
+ */
+export class ApiServerConnection {
+  readonly url: URL;
+  private readonly agent: http.Agent;
+
+  constructor(readonly config: KubeConfig) {
+    const cluster = config.getCurrentCluster();
+    if (!cluster) throw new InfrastructureError("kube/no-cluster", "kubeconfig has no current cluster");
+    this.url = new URL(cluster.server);
+    this.agent = this.secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  }
+
+  private get secure(): boolean {
+    return this.url.protocol === "https:";
+  }
+
+  /**
+   * Opens a request with the kubeconfig's credentials; the caller writes the
+   * body and ends it. Headers given here win over none of the credentials:
+   * the kubeconfig's Authorization replaces any the caller passed.
+   */
+  async open(request: ConnectionRequest): Promise<http.ClientRequest> {
+    const options: https.RequestOptions = {
+      method: request.method,
+      hostname: this.url.hostname,
+      port: this.url.port,
+      path: request.path,
+      headers: { ...request.headers },
+      signal: request.signal,
+    };
+    if (this.secure) {
+      // Sets ca/cert/key and the Authorization header (running exec plugins when needed).
+      await this.config.applyToHTTPSOptions(options);
+    } else {
+      // client-node builds no agent for plain HTTP; a token is all such a server (the kit's proxy) takes.
+      const token = this.config.getCurrentUser()?.token;
+      if (token) (options.headers as OutgoingHeaders).Authorization = `Bearer ${token}`;
+    }
+    options.agent = this.agent; // ours, kept alive, instead of the one-off agent client-node makes
+    const transport = this.secure ? https : http;
+    const outgoing = transport.request(options);
+    const idle = request.idleTimeoutMs ?? 0;
+    if (idle > 0) {
+      outgoing.setTimeout(idle, () =>
+        outgoing.destroy(new Error(`${request.method} ${request.path}: no answer within ${idle / 1000} s`)),
+      );
+    }
+    return outgoing;
+  }
+
+  /** Sends a request with an optional body and resolves with the response head (body still streaming). */
+  async send(request: ConnectionRequest, body?: Buffer | string): Promise<http.IncomingMessage> {
+    const outgoing = await this.open({
+      ...request,
+      headers: {
+        ...request.headers,
+        ...(body === undefined ? {} : { "Content-Length": Buffer.byteLength(body) }),
+      },
+    });
+    return new Promise((resolve, reject) => {
+      outgoing.on("response", resolve);
+      outgoing.on("error", reject);
+      outgoing.end(body);
+    });
+  }
+
+  /** Sends and reads the whole answer. */
+  async exchange(request: ConnectionRequest, body?: Buffer | string): Promise<BufferedAnswer> {
+    const response = await this.send(request, body);
+    return { status: response.statusCode ?? 0, headers: response.headers, body: await readStream(response) };
+  }
+
+  /** Closes idle keep-alive connections. */
+  close(): void {
+    this.agent.destroy();
+  }
+}

@@ -1,0 +1,76 @@
+import { matchesObject, type ObjectMatch } from "./object-matcher.js";
+import type { RequestInfo } from "./request-classifier.js";
+import type { Actor } from "./write-log.js";
+
+/** One get, list or watch through the proxy: what the operator asked to see. */
+export interface ReadEntry {
+  /** 1, 2, 3, ... in the order reads arrived. */
+  readonly seq: number;
+  readonly time: string;
+  readonly actor: Actor;
+  readonly run?: number;
+  readonly verb: "get" | "list" | "watch";
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  /** The `resourceVersion` query parameter: where a list or watch starts. */
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** HTTP status of the answer; for a watch, of the stream's start. */
+  readonly code: number;
+}
+
+export interface ReadQuery extends ObjectMatch {
+  readonly actor?: Actor;
+  /** Only reads with seq greater than this. */
+  readonly after?: number;
+  /** Only answered (2xx) reads. */
+  readonly succeeded?: boolean;
+}
+
+/** The ordered record of reads, so evidence can show what the operator saw. In memory. */
+export class ReadLog {
+  private readonly entries: ReadEntry[] = [];
+
+  get lastSeq(): number {
+    return this.entries.length;
+  }
+
+  /** Records a read once its answer's status is known. */
+  record(entry: Omit<ReadEntry, "seq">): ReadEntry {
+    const full = { seq: this.entries.length + 1, ...entry };
+    this.entries.push(full);
+    return full;
+  }
+
+  query(query: ReadQuery = {}): ReadEntry[] {
+    return this.entries.filter(
+      (e) =>
+        matchesObject(query, e) &&
+        (query.actor === undefined || e.actor === query.actor) &&
+        (query.after === undefined || e.seq > query.after) &&
+        (!query.succeeded || (e.code >= 200 && e.code < 300)),
+    );
+  }
+}
+
+/** The read parameters worth keeping from a request's query string. */
+export function readParameters(
+  info: RequestInfo,
+  url: string,
+): Pick<ReadEntry, "resourceVersion" | "resourceVersionMatch" | "labelSelector" | "fieldSelector"> {
+  const params = new URL(url, "http://read.invalid").searchParams;
+  const pick = (key: string) => params.get(key) ?? undefined;
+  const values = {
+    resourceVersion: pick("resourceVersion"),
+    resourceVersionMatch: pick("resourceVersionMatch"),
+    labelSelector: pick("labelSelector"),
+    fieldSelector: info.verb === "get" ? undefined : pick("fieldSelector"),
+  };
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== ""));
+}

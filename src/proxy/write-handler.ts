@@ -1,0 +1,494 @@
+import { describeError, InfrastructureError } from "../errors.js";
+import type { ApiServerConnection, BufferedAnswer, OutgoingHeaders } from "../kube/api-server-connection.js";
+import { isoNow, type Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import { mutationRequest, objectPath } from "./fault-actions.js";
+import type { TakenFault } from "./faults.js";
+import type { FaultPlan } from "./faults.js";
+import { parseWriteBody, sentPrecondition, withPrecondition, type WriteBody } from "./preconditions.js";
+import { protobufMetadata, protobufStatusReason } from "./protobuf-metadata.js";
+import { classifyRequest, type RequestInfo } from "./request-classifier.js";
+import { redactSecretBody } from "./secret-redaction.js";
+import { decideEffect, type EffectFacts } from "./write-effect.js";
+import { tagOf, type Actor, type WriteEntry, type WriteLog } from "./write-log.js";
+
+/** How often the proxy re-reads and resends an unconditional write whose added precondition went stale. */
+export const PRECONDITION_ATTEMPTS = 5;
+
+/** One write as received: who sent it, what it addresses, its body. */
+export interface IncomingWrite {
+  readonly actor: Actor;
+  /** The operator's run at arrival (operator writes only). */
+  readonly run?: number;
+  readonly method: string;
+  readonly url: string;
+  readonly headers: OutgoingHeaders;
+  readonly body: Buffer;
+  readonly time: string;
+}
+
+/** What the handler decided to answer. `undefined` body with status 0: leave the client hanging. */
+export type WriteAnswer =
+  | { readonly kind: "answer"; readonly answer: BufferedAnswer }
+  | {
+      readonly kind: "status";
+      readonly status: number;
+      readonly reason: string;
+      readonly message: string;
+      readonly retryAfterSeconds?: number;
+    }
+  /** Never answer (fail-with hang). */
+  | { readonly kind: "hang" }
+  /** Cut the connection without an answer (crash-after, and writes of a crashed run). */
+  | { readonly kind: "cut" };
+
+/** The proxy's side of the write handler: what it shares with the reads. */
+export interface WriteHandlerDeps {
+  readonly connection: ApiServerConnection;
+  readonly log: WriteLog;
+  readonly faults: FaultPlan;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Kills the operator; resolves when it is gone, with what was killed. */
+  readonly crash: () => Promise<{ signal: string; pids: readonly number[]; run?: number }>;
+}
+
+interface ObjectState {
+  readonly exists: boolean;
+  readonly resourceVersion?: string;
+  readonly uid?: string;
+  readonly terminating?: boolean;
+  readonly ownerUids?: readonly string[];
+}
+
+interface Metadata {
+  readonly name?: string;
+  readonly generateName?: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  readonly generation?: number;
+  readonly terminating?: boolean;
+  readonly ownerUids?: readonly string[];
+}
+
+/**
+ * Every write through the proxy, in small steps: read what it is (its
+ * identity, body and precondition), act before it (faults that write or
+ * answer first), forward it (atomic with a read of the prior state when it
+ * carries no precondition), record it (with an exact effect), act after it
+ * (crash-after). The operator's writes and the kit's own go through the same
+ * steps; faults act only on the operator's.
+ */
+export class WriteHandler {
+  /** Operator runs that were killed: their writes still arriving are dropped. */
+  private readonly killedRuns = new Set<number>();
+  private crashInProgress = false;
+  private readonly droppedDuringCrash: number[] = [];
+  /** Owner UIDs of objects seen in answers, for matching writes whose body does not say. */
+  private readonly owners = new Map<string, readonly string[]>();
+  /** Writes a fault left unanswered on purpose: not "in flight" for quiet detection. */
+  readonly hung: WriteEntry[] = [];
+
+  constructor(private readonly deps: WriteHandlerDeps) {}
+
+  async handle(write: IncomingWrite): Promise<WriteAnswer> {
+    const request = this.read(write);
+    if (this.isDropped(write)) return this.drop(request);
+
+    const fault = this.deps.faults.takeBefore({
+      ...request.info,
+      actor: write.actor,
+      ownerUids: request.ownerUids,
+      hasPrecondition: request.precondition !== undefined,
+    });
+    let kitWrite: WriteEntry | undefined;
+    if (fault?.spec.kind === "fail-with") return this.failWith(request, fault);
+    if (fault) {
+      kitWrite = await this.mutateBefore(request, fault);
+      if (kitWrite === undefined) return this.forwardAndRecord(request, undefined); // the fault failed
+    }
+    if (this.isDropped(write)) return this.drop(request);
+    return this.forwardAndRecord(request, fault && kitWrite ? { fault, kitWrite } : undefined);
+  }
+
+  /** Step 1: what the write is. */
+  private read(write: IncomingWrite): ReadWrite {
+    const contentType = header(write.headers, "content-type");
+    const classified = classifyRequest(write.method, write.url, contentType);
+    const parsed = parseWriteBody(write.body, contentType);
+    const meta = protobufMetadata(write.body) ?? jsonMetadata(parsed);
+    // A create names its object in the body; the URL names it for every other verb.
+    const info: RequestInfo =
+      classified.name || !meta.name || classified.verb !== "create"
+        ? classified
+        : { ...classified, name: meta.name };
+    const body: WriteBody = { verb: info.verb, patchType: info.patchType, body: write.body, parsed };
+    const query = new URL(write.url, "http://write.invalid").searchParams;
+    return {
+      write,
+      info,
+      body,
+      parsed,
+      meta,
+      precondition: sentPrecondition(body),
+      ownerUids: meta.ownerUids ?? this.owners.get(objectKey(info)),
+      fieldManager: query.get("fieldManager") ?? undefined,
+      dryRun: query.getAll("dryRun").length > 0,
+    };
+  }
+
+  /** A write of a run that is being, or was, killed never reaches the server. */
+  private isDropped(write: IncomingWrite): boolean {
+    return write.actor === "operator" && (this.crashInProgress || this.killedRuns.has(write.run ?? 0));
+  }
+
+  private drop(request: ReadWrite): WriteAnswer {
+    const entry = this.entry(
+      request,
+      this.deps.log.takeSeq(),
+      { code: 0, reason: "DroppedAfterCrash" },
+      {
+        effect: "rejected",
+        why: "dropped: the operator was crashed before it was sent",
+      },
+    );
+    this.deps.log.append(entry);
+    this.droppedDuringCrash.push(entry.seq);
+    return { kind: "cut" };
+  }
+
+  /** Step 2a: answer without forwarding. */
+  private failWith(request: ReadWrite, fault: TakenFault): WriteAnswer {
+    const spec = fault.spec;
+    if (spec.kind !== "fail-with") throw new Error("not a fail-with fault");
+    const hang = spec.status === "hang";
+    const code = spec.status === "hang" ? 0 : spec.status;
+    const entry = this.entry(
+      request,
+      this.deps.log.takeSeq(),
+      { code, ...(hang ? {} : { reason: reasonFor(code) }), fault: fault.id },
+      { effect: "rejected", why: hang ? "hung by fail-with" : "answered by fail-with" },
+    );
+    this.deps.log.append(entry);
+    if (hang) this.hung.push(entry);
+    fault.fire({ hit: entry });
+    if (spec.status === "hang") return { kind: "hang" };
+    return {
+      kind: "status",
+      status: spec.status,
+      reason: reasonFor(spec.status),
+      message: "injected by reconcile-conformance (fail-with)",
+      ...(spec.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: spec.retryAfterSeconds }),
+    };
+  }
+
+  /** Step 2b: the kit's own write first; undefined when it failed (the fault then reports failure). */
+  private async mutateBefore(request: ReadWrite, fault: TakenFault): Promise<WriteEntry | undefined> {
+    const spec = fault.spec;
+    const mutation = spec.kind === "mutate-before" ? spec.mutation : { kind: "annotate" as const };
+    const target = spec.kind === "mutate-before" ? (spec.target ?? "written-object") : "written-object";
+    const kitRequest = mutationRequest(mutation, target, request.info);
+    try {
+      const { entry } = await this.kitWrite(
+        {
+          actor: "kit",
+          method: kitRequest.method,
+          url: kitRequest.path,
+          headers: { "Content-Type": kitRequest.contentType, Accept: "application/json" },
+          body: kitRequest.body,
+          time: isoNow(this.deps.clock),
+        },
+        fault.id,
+      );
+      if (entry.code < 200 || entry.code >= 300) {
+        throw new InfrastructureError(
+          "proxy/mutate-before-failed",
+          `${spec.kind}: the kit's write to ${kitRequest.path} was answered ${entry.code} ${entry.reason ?? ""}`.trim(),
+        );
+      }
+      return entry;
+    } catch (error) {
+      this.deps.logger.warn(`proxy: ${spec.kind} could not act: ${describeError(error)}`);
+      fault.fail(error);
+      return undefined;
+    }
+  }
+
+  /** A write of the kit's own, through the same steps (no faults), logged as `actor: kit`. */
+  async kitWrite(write: IncomingWrite, fault?: string): Promise<Forwarded> {
+    const forwarded = await this.forward(this.read(write), fault);
+    if (forwarded === "dropped") throw new Error("a kit write is never dropped");
+    this.deps.log.append(forwarded.entry);
+    return forwarded;
+  }
+
+  /** Steps 3-5 for an operator write. */
+  private async forwardAndRecord(
+    request: ReadWrite,
+    mutated: { fault: TakenFault; kitWrite: WriteEntry } | undefined,
+  ): Promise<WriteAnswer> {
+    const forwarded = await this.forward(request, mutated?.fault.id);
+    if (forwarded === "dropped") return this.drop(request);
+    const { answer } = forwarded;
+    const crash = this.deps.faults.takeAfter(forwarded.entry);
+    const entry = crash ? { ...forwarded.entry, fault: crash.id } : forwarded.entry;
+    this.deps.log.append(entry);
+    if (mutated) mutated.fault.fire({ hit: entry, kitWrite: mutated.kitWrite });
+    if (!crash) return { kind: "answer", answer };
+    return this.crashAfter(entry, crash);
+  }
+
+  /** Step 5: the write succeeded; kill the operator before it hears so. */
+  private async crashAfter(entry: WriteEntry, crash: TakenFault): Promise<WriteAnswer> {
+    this.crashInProgress = true; // from here on, no other operator write gets through
+    this.killedRuns.add(entry.run ?? 0);
+    this.droppedDuringCrash.length = 0;
+    try {
+      const kill = await this.deps.crash();
+      crash.fire({ hit: entry, kill, dropped: [...this.droppedDuringCrash] });
+    } catch (error) {
+      crash.fail(error);
+      throw error;
+    } finally {
+      this.crashInProgress = false;
+    }
+    return { kind: "cut" };
+  }
+
+  /**
+   * Steps 3 and 4: forward (with a precondition of the proxy's when the
+   * write has none) and build its log entry; the caller appends it.
+   */
+  private async forward(request: ReadWrite, fault: string | undefined): Promise<Forwarded | "dropped"> {
+    const { info } = request;
+    const needsPrior =
+      info.verb === "delete" ||
+      (request.precondition === undefined &&
+        (info.verb === "update" || info.verb === "patch") &&
+        !request.dryRun);
+    let prior: ObjectState | undefined;
+    let sent: { body: Buffer; proxyPrecondition?: { resourceVersion: string; attempts: number } } = {
+      body: request.write.body,
+    };
+    let seq = 0;
+    let answer: BufferedAnswer | undefined;
+    for (let attempt = 1; attempt <= PRECONDITION_ATTEMPTS && answer === undefined; attempt++) {
+      prior = needsPrior ? await this.readObject(info) : undefined;
+      const conditioned =
+        prior?.resourceVersion && info.verb !== "delete" && request.precondition === undefined
+          ? withPrecondition(request.body, prior.resourceVersion)
+          : undefined;
+      sent = conditioned
+        ? {
+            body: conditioned,
+            proxyPrecondition: { resourceVersion: prior?.resourceVersion ?? "", attempts: attempt },
+          }
+        : { body: request.write.body };
+      if (this.isDropped(request.write)) return "dropped";
+      seq = this.deps.log.takeSeq(); // numbered as it is sent
+      const result = await this.send(request.write, sent.body);
+      if (conditioned && isStaleConflict(result) && attempt < PRECONDITION_ATTEMPTS) continue;
+      if (conditioned && isStaleConflict(result)) {
+        // Another writer kept winning: send the write as the operator did, and say the effect is unknown.
+        if (this.isDropped(request.write)) return "dropped";
+        seq = this.deps.log.takeSeq();
+        sent = { body: request.write.body };
+        answer = await this.send(request.write, sent.body);
+        break;
+      }
+      answer = result;
+    }
+    if (answer === undefined) throw new Error("unreachable: no answer after precondition attempts");
+
+    const meta = protobufMetadata(answer.body) ?? jsonMetadata(parseAnswer(answer));
+    const ok = answer.status >= 200 && answer.status < 300;
+    const facts: EffectFacts = {
+      verb: info.verb,
+      subresource: info.subresource,
+      status: answer.status,
+      dryRun: request.dryRun,
+      storesNothing: tagOf(info) === "review",
+      basedOn: request.precondition ?? sent.proxyPrecondition?.resourceVersion,
+      ...(prior ? { prior } : {}),
+      ...(ok && meta.resourceVersion ? { answeredResourceVersion: meta.resourceVersion } : {}),
+      ...(info.verb === "deletecollection" ? { deletedItems: itemCount(parseAnswer(answer)) } : {}),
+    };
+    const decision = decideEffect(facts);
+    if (ok && meta.ownerUids)
+      this.owners.set(objectKey({ ...info, name: info.name ?? meta.name }), meta.ownerUids);
+    const entry = this.entry(
+      request,
+      seq,
+      {
+        code: answer.status,
+        ...(ok ? {} : { reason: statusReason(answer) }),
+        ...(sent.proxyPrecondition ? { proxyPrecondition: sent.proxyPrecondition } : {}),
+        ...(prior?.resourceVersion ? { priorResourceVersion: prior.resourceVersion } : {}),
+        ...(ok && !info.name && meta.name ? { name: meta.name } : {}),
+        ...(ok && (meta.uid ?? prior?.uid) ? { uid: meta.uid ?? prior?.uid } : {}),
+        ...(ok && meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
+        ...(ok && meta.generation !== undefined ? { generation: meta.generation } : {}),
+        ...((ok && meta.ownerUids) || request.ownerUids
+          ? { ownerUids: (ok && meta.ownerUids) || request.ownerUids }
+          : {}),
+        ...(fault ? { fault } : {}),
+      },
+      decision,
+    );
+    return { entry, answer };
+  }
+
+  /** The stored object's state, read as JSON just before a write (the kit's credentials, no side effects). */
+  private async readObject(info: RequestInfo): Promise<ObjectState> {
+    const answer = await this.deps.connection.exchange({
+      method: "GET",
+      path: objectPath({ ...info, subresource: undefined }),
+      headers: { Accept: "application/json" },
+      idleTimeoutMs: 30_000,
+    });
+    if (answer.status !== 200) return { exists: false };
+    const meta = jsonMetadata(parseAnswer(answer));
+    return {
+      exists: true,
+      ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
+      ...(meta.uid ? { uid: meta.uid } : {}),
+      ...(meta.terminating ? { terminating: true } : {}),
+      ...(meta.ownerUids ? { ownerUids: meta.ownerUids } : {}),
+    };
+  }
+
+  private send(write: IncomingWrite, body: Buffer): Promise<BufferedAnswer> {
+    const headers = { ...write.headers };
+    delete headers["content-length"];
+    return this.deps.connection.exchange(
+      { method: write.method, path: write.url, headers, idleTimeoutMs: 0 },
+      body,
+    );
+  }
+
+  private entry(
+    request: ReadWrite,
+    seq: number,
+    outcome: Partial<WriteEntry> & { code: number },
+    decision: { effect: WriteEntry["effect"]; why?: string },
+  ): WriteEntry {
+    const { info, write, meta } = request;
+    const { path: _path, ...identity } = info;
+    const tag = tagOf(info);
+    const body = request.parsed === undefined ? undefined : redactSecretBody(info, request.parsed);
+    return {
+      seq,
+      time: write.time,
+      actor: write.actor,
+      ...(write.run !== undefined ? { run: write.run } : {}),
+      ...identity,
+      ...(meta.generateName && info.verb === "create" ? { generateName: meta.generateName } : {}),
+      ...(request.fieldManager ? { fieldManager: request.fieldManager } : {}),
+      ...(request.dryRun ? { dryRun: true as const } : {}),
+      ...(request.precondition ? { sentResourceVersion: request.precondition } : {}),
+      ...outcome,
+      effect: decision.effect,
+      ...(decision.why ? { effectWhy: decision.why } : {}),
+      ...(tag ? { tag } : {}),
+      ...(body === undefined ? {} : { body }),
+    };
+  }
+}
+
+interface ReadWrite {
+  readonly write: IncomingWrite;
+  readonly info: RequestInfo;
+  readonly body: WriteBody;
+  readonly parsed: unknown;
+  readonly meta: Metadata;
+  readonly precondition?: string;
+  readonly ownerUids?: readonly string[];
+  readonly fieldManager?: string;
+  readonly dryRun: boolean;
+}
+
+interface Forwarded {
+  readonly entry: WriteEntry;
+  readonly answer: BufferedAnswer;
+}
+
+/** A 409 caused by a stale resourceVersion (not a server-side apply field conflict): JSON and protobuf alike. */
+function isStaleConflict(answer: BufferedAnswer): boolean {
+  return answer.status === 409 && answer.body.includes("the object has been modified");
+}
+
+function header(headers: OutgoingHeaders, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === name) return Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  return undefined;
+}
+
+function parseAnswer(answer: BufferedAnswer): unknown {
+  const type = String(answer.headers["content-type"] ?? "");
+  if (!type.includes("json") || answer.body.length === 0) return undefined;
+  try {
+    return JSON.parse(answer.body.toString("utf8")) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function jsonMetadata(value: unknown): Metadata {
+  if (typeof value !== "object" || value === null || !("metadata" in value)) return {};
+  const meta = value.metadata;
+  if (typeof meta !== "object" || meta === null) return {};
+  const field = (key: string) => (meta as Record<string, unknown>)[key];
+  const text = (key: string) => {
+    const v = field(key);
+    return typeof v === "string" && v !== "" ? v : undefined;
+  };
+  const generation = field("generation");
+  const owners = field("ownerReferences");
+  const ownerUids = Array.isArray(owners)
+    ? owners
+        .map((o) => (o as { uid?: unknown }).uid)
+        .filter((uid): uid is string => typeof uid === "string" && uid !== "")
+    : [];
+  const result: Record<string, unknown> = {
+    name: text("name"),
+    generateName: text("generateName"),
+    uid: text("uid"),
+    resourceVersion: text("resourceVersion"),
+    generation: typeof generation === "number" ? generation : undefined,
+    terminating: text("deletionTimestamp") ? true : undefined,
+    ownerUids: ownerUids.length > 0 ? ownerUids : undefined,
+  };
+  return Object.fromEntries(Object.entries(result).filter(([, v]) => v !== undefined));
+}
+
+function itemCount(value: unknown): number | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const items = (value as { items?: unknown }).items;
+  return Array.isArray(items) ? items.length : undefined;
+}
+
+function statusReason(answer: BufferedAnswer): string | undefined {
+  const parsed = parseAnswer(answer);
+  if (
+    typeof parsed === "object" &&
+    parsed !== null &&
+    "reason" in parsed &&
+    typeof parsed.reason === "string"
+  ) {
+    return parsed.reason;
+  }
+  return protobufStatusReason(answer.body);
+}
+
+export function reasonFor(status: number): string {
+  if (status === 429) return "TooManyRequests";
+  if (status === 409) return "Conflict";
+  if (status === 504) return "Timeout";
+  if (status >= 500) return "InternalError";
+  return "BadRequest";
+}
+
+function objectKey(info: Pick<RequestInfo, "group" | "resource" | "namespace" | "name">): string {
+  return `${info.group}/${info.resource}/${info.namespace ?? ""}/${info.name ?? ""}`;
+}
