@@ -1,9 +1,12 @@
 /**
  * API proxy overhead: latency of GETs through the proxy against the same GETs
- * sent directly (interleaved, in one run), and how much later a watch event
- * arrives through the proxy than directly.
+ * sent directly (interleaved, in one run), how much later a watch event
+ * arrives through the proxy than directly, and the cost of writes: a write
+ * with a precondition is forwarded as it is; one without gets a read of the
+ * prior state and the proxy's own precondition (one extra round trip, more
+ * when another writer wins in between and the proxy retries).
  *
- *   npm run bench:proxy [-- --requests 2000 --events 200]
+ *   npm run bench:proxy [-- --requests 2000 --events 200 --writes 500]
  *
  * Target (DESIGN.md section 6): median added latency <= 1 ms per request.
  */
@@ -16,10 +19,15 @@ import { ApiProxy } from "../src/proxy/api-proxy.js";
 import { startTestCluster } from "../test/support/kwok-cluster.js";
 
 const { values } = parseArgs({
-  options: { requests: { type: "string", default: "2000" }, events: { type: "string", default: "200" } },
+  options: {
+    requests: { type: "string", default: "2000" },
+    events: { type: "string", default: "200" },
+    writes: { type: "string", default: "500" },
+  },
 });
 const requests = Number(values.requests);
 const events = Number(values.events);
+const writes = Number(values.writes);
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
@@ -46,28 +54,39 @@ try {
     await direct.get(ref);
     await viaProxy.get(ref);
   }
-  const directTimes: number[] = [];
-  const proxyTimes: number[] = [];
-  for (let i = 0; i < requests; i++) {
-    // Interleaved so that machine noise hits both sides alike.
-    for (const [client, times] of i % 2 === 0
-      ? ([
-          [direct, directTimes],
-          [viaProxy, proxyTimes],
-        ] as const)
-      : ([
-          [viaProxy, proxyTimes],
-          [direct, directTimes],
-        ] as const)) {
-      const t0 = performance.now();
-      await client.get(ref);
-      times.push(performance.now() - t0);
+  /** Runs `action` on both sides, interleaved so that machine noise hits both alike; sorted times. */
+  async function interleaved(count: number, action: (client: KubeClient) => Promise<unknown>) {
+    const times = { direct: [] as number[], proxy: [] as number[] };
+    for (let i = 0; i < count; i++) {
+      const order = i % 2 === 0 ? (["direct", "proxy"] as const) : (["proxy", "direct"] as const);
+      for (const side of order) {
+        const t0 = performance.now();
+        await action(side === "direct" ? direct : viaProxy);
+        times[side].push(performance.now() - t0);
+      }
     }
+    times.direct.sort((a, b) => a - b);
+    times.proxy.sort((a, b) => a - b);
+    return times;
   }
-  directTimes.sort((a, b) => a - b);
-  proxyTimes.sort((a, b) => a - b);
+  const gets = await interleaved(requests, (client) => client.get(ref));
+  const directTimes = gets.direct;
+  const proxyTimes = gets.proxy;
   const directMedian = quantile(directTimes, 0.5);
   const proxyMedian = quantile(proxyTimes, 0.5);
+
+  // Writes: no-op merge patches (no precondition) and no-op updates with one.
+  const patch = () => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "bench", namespace: "default" },
+    data: { v: "0" },
+  });
+  const logBefore = proxy.writeLog.lastSeq;
+  const unconditional = await interleaved(writes, (client) => client.patch(patch(), { type: "merge" }));
+  const unconditionalLog = proxy.writeLog.query({ after: logBefore, actor: "operator" });
+  const current = await direct.get(ref);
+  const conditional = await interleaved(writes, (client) => client.replace(current));
 
   // Watch delivery: the same events on a direct watch and a watch through the proxy.
   const arrivals = { direct: new Map<string, number>(), proxy: new Map<string, number>() };
@@ -109,6 +128,25 @@ try {
   console.log(`  proxy:  median ${ms(proxyMedian)}, p90 ${ms(quantile(proxyTimes, 0.9))}`);
   console.log(
     `  added at the median: ${ms(proxyMedian - directMedian)} (ratio ${(proxyMedian / directMedian).toFixed(2)})  [budget <= 1 ms]`,
+  );
+  const attempts = unconditionalLog.map((e) => e.proxyPrecondition?.attempts ?? 0);
+  const effects = new Map<string, number>();
+  for (const e of unconditionalLog) effects.set(e.effect, (effects.get(e.effect) ?? 0) + 1);
+  console.log(`writes, ${writes} each way (interleaved):`);
+  for (const [name, times] of [
+    ["merge patch without a precondition", unconditional],
+    ["update with a precondition        ", conditional],
+  ] as const) {
+    const added = quantile(times.proxy, 0.5) - quantile(times.direct, 0.5);
+    console.log(
+      `  ${name}: direct median ${ms(quantile(times.direct, 0.5))}, proxy ${ms(quantile(times.proxy, 0.5))}, added ${ms(added)}`,
+    );
+  }
+  console.log(
+    `  unconditional writes: ${attempts.filter((a) => a === 1).length} sent once, ${attempts.filter((a) => a > 1).length} retried, ` +
+      `${attempts.filter((a) => a === 0).length} unconditioned; extra upstream round trips per write ` +
+      `${(attempts.reduce((sum, a) => sum + 1 + Math.max(0, a - 1) * 2, 0) / Math.max(1, attempts.length)).toFixed(2)}; ` +
+      `effects ${[...effects].map(([k, v]) => `${k} ${v}`).join(", ")}`,
   );
   console.log(
     `watch events through the proxy vs direct (${delays.length} of ${events} events seen on both):`,

@@ -24,16 +24,23 @@ export interface BufferedAnswer {
   readonly body: Buffer;
 }
 
+/** How long credentials read from the kubeconfig are reused before they are read again. */
+const CREDENTIALS_TTL_MS = 10_000;
+
 /**
  * The one HTTP stack the kit uses to reach an API server: the kube facade
  * and the API proxy both send through it. Credentials (client certificate,
- * CA, bearer token, exec plugins) come from the kubeconfig and are applied to
- * every request, so a token that expires and is refreshed during a long run
- * keeps working. Connections are kept alive in one agent.
+ * CA, bearer token, exec plugins) come from the kubeconfig and are read
+ * again every few seconds and after any 401, so a token that expires and is
+ * refreshed during a long run keeps working; reading them for every request
+ * (files, and an agent client-node builds each time) would cost the proxy
+ * more than its whole budget per request. Connections are kept alive in one
+ * agent.
  */
 export class ApiServerConnection {
   readonly url: URL;
   private readonly agent: http.Agent;
+  private credentials: { readonly options: https.RequestOptions; readonly until: number } | undefined;
 
   constructor(readonly config: KubeConfig) {
     const cluster = config.getCurrentCluster();
@@ -52,25 +59,22 @@ export class ApiServerConnection {
    * the kubeconfig's Authorization replaces any the caller passed.
    */
   async open(request: ConnectionRequest): Promise<http.ClientRequest> {
+    const credentials = await this.currentCredentials();
     const options: https.RequestOptions = {
+      ...credentials,
       method: request.method,
       hostname: this.url.hostname,
       port: this.url.port,
       path: request.path,
-      headers: { ...request.headers },
+      headers: { ...request.headers, ...credentials.headers },
       signal: request.signal,
+      agent: this.agent, // ours, kept alive, instead of the one-off agent client-node makes
     };
-    if (this.secure) {
-      // Sets ca/cert/key and the Authorization header (running exec plugins when needed).
-      await this.config.applyToHTTPSOptions(options);
-    } else {
-      // client-node builds no agent for plain HTTP; a token is all such a server (the kit's proxy) takes.
-      const token = this.config.getCurrentUser()?.token;
-      if (token) (options.headers as OutgoingHeaders).Authorization = `Bearer ${token}`;
-    }
-    options.agent = this.agent; // ours, kept alive, instead of the one-off agent client-node makes
     const transport = this.secure ? https : http;
     const outgoing = transport.request(options);
+    outgoing.on("response", (response) => {
+      if (response.statusCode === 401) this.credentials = undefined; // read them afresh next time
+    });
     const idle = request.idleTimeoutMs ?? 0;
     if (idle > 0) {
       outgoing.setTimeout(idle, () =>
@@ -78,6 +82,37 @@ export class ApiServerConnection {
       );
     }
     return outgoing;
+  }
+
+  /** TLS material and headers from the kubeconfig, reused for CREDENTIALS_TTL_MS. */
+  private async currentCredentials(): Promise<https.RequestOptions> {
+    const now = Date.now();
+    if (this.credentials && now < this.credentials.until) return this.credentials.options;
+    const applied: https.RequestOptions = { headers: {} };
+    if (this.secure) {
+      // Sets ca/cert/key and the Authorization header (running exec plugins when needed).
+      await this.config.applyToHTTPSOptions(applied);
+    } else {
+      // client-node builds no agent for plain HTTP; a token is all such a server takes.
+      const token = this.config.getCurrentUser()?.token;
+      if (token) (applied.headers as OutgoingHeaders).Authorization = `Bearer ${token}`;
+    }
+    const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername, headers, auth } = applied;
+    const options: https.RequestOptions = Object.fromEntries(
+      Object.entries({
+        ca,
+        cert,
+        key,
+        pfx,
+        passphrase,
+        rejectUnauthorized,
+        servername,
+        headers,
+        auth,
+      }).filter(([, value]) => value !== undefined),
+    );
+    this.credentials = { options, until: now + CREDENTIALS_TTL_MS };
+    return options;
   }
 
   /** Sends a request with an optional body and resolves with the response head (body still streaming). */

@@ -335,7 +335,11 @@ export class ApiProxy {
       res.flushHeaders();
       const body =
         info.verb === "watch" && status === 200
-          ? upstreamRes.pipe(watchEventStream(upstreamRes.headers["content-type"]))
+          ? upstreamRes.pipe(
+              watchEventStream(upstreamRes.headers["content-type"], {
+                contentEncoding: upstreamRes.headers["content-encoding"],
+              }),
+            )
           : upstreamRes;
       body.pipe(res);
       upstreamRes.on("error", () => res.destroy());

@@ -10,7 +10,10 @@ import { matchesWrite, type WriteEntry, type WriteLog } from "./write-log.js";
  *   write in scope: successful, Events, Leases and reviews left out, no-ops
  *   too when `excludeNoOps`. With the scope to a namespace and no identity
  *   filter, ordinals number a scenario's write sequence, so a suite can
- *   replay a baseline position by position.
+ *   replay a baseline position by position. A fault that acts before the
+ *   write (mutate-before, conflict-before, fail-with) cannot know whether it
+ *   will turn out a no-op: it takes the next write in scope once k-1 were
+ *   counted, and `expect` tells whether that was the baseline's k-th.
  */
 export interface WriteMatch extends ObjectMatch {
   readonly nth?: number;

@@ -235,24 +235,32 @@ export class WriteHandler {
     this.deps.log.append(entry);
     if (mutated) mutated.fault.fire({ hit: entry, kitWrite: mutated.kitWrite });
     if (!crash) return { kind: "answer", answer };
-    return this.crashAfter(entry, crash);
+    return this.crashAfter(entry, crash, answer);
   }
 
   /** Step 5: the write succeeded; kill the operator before it hears so. */
-  private async crashAfter(entry: WriteEntry, crash: TakenFault): Promise<WriteAnswer> {
+  private async crashAfter(
+    entry: WriteEntry,
+    crash: TakenFault,
+    answer: BufferedAnswer,
+  ): Promise<WriteAnswer> {
     this.crashInProgress = true; // from here on, no other operator write gets through
-    this.killedRuns.add(entry.run ?? 0);
+    const run = entry.run ?? 0;
+    this.killedRuns.add(run);
     this.droppedDuringCrash.length = 0;
     try {
       const kill = await this.deps.crash();
       crash.fire({ hit: entry, kill, dropped: [...this.droppedDuringCrash] });
+      return { kind: "cut" };
     } catch (error) {
+      // The kill failed: the fault says so, and the operator gets its real answer (no synthetic one).
+      this.killedRuns.delete(run);
+      this.deps.logger.warn(`proxy: crash-after could not kill the operator: ${describeError(error)}`);
       crash.fail(error);
-      throw error;
+      return { kind: "answer", answer };
     } finally {
       this.crashInProgress = false;
     }
-    return { kind: "cut" };
   }
 
   /**

@@ -195,6 +195,47 @@ describe("API proxy with the example operator", () => {
     );
   });
 
+  it("replays a baseline's write sequence by ordinal: a crash after the 3rd counted write hits the baseline's 3rd, a name derived from the UID included", async () => {
+    const baseline = await harness();
+    await startOperator(baseline);
+    await cluster.client.create(await sampleWebApp(baseline.namespace));
+    await waitConverged(cluster.client, baseline.namespace, "hello");
+    await baseline.proxy.waitQuiet({ quietMs: 500, timeoutMs: 30_000 });
+    const sequence = baseline.proxy.writeLog
+      .query({ actor: "operator", namespace: baseline.namespace, withoutTags: true, succeeded: true })
+      .filter((e) => e.effect !== "no-op");
+    const third = sequence[2];
+    expect(third).toMatchObject({ verb: "create", resource: "configmaps" });
+    expect(third?.name).toMatch(/^registration-[0-9a-f-]{36}$/);
+
+    const h = await harness();
+    await startOperator(h);
+    const crash = h.proxy.arm({
+      kind: "crash-after",
+      match: { namespace: h.namespace, ordinal: 3, excludeNoOps: true },
+      ...(third ? { expect: third } : {}),
+    });
+    const app = await cluster.client.create(await sampleWebApp(h.namespace));
+    const fired = await crash.fired;
+    expect(fired.outcome.status).toBe("reached");
+    expect(fired.outcome.evidence.hit.name).toBe(`registration-${app.metadata?.uid}`);
+    expect(fired.outcome.evidence.hit.name).not.toBe(third?.name);
+    await h.operator.restart();
+    for (const pid of h.operator.processIds()) everyPid.add(pid);
+    await waitConverged(cluster.client, h.namespace, "hello");
+    const creates = h.proxy.writeLog.query({
+      actor: "operator",
+      verb: "create",
+      succeeded: true,
+      withoutTags: true,
+    });
+    expect(creates.map((e) => `${e.resource} run ${e.run}`)).toEqual([
+      "deployments run 1",
+      "services run 1",
+      "configmaps run 1",
+    ]);
+  });
+
   it("conflict-before on the first Deployment update: a real 409, the concurrent annotation survives convergence", async () => {
     const h = await harness();
     await startOperator(h);
