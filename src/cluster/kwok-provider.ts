@@ -1,6 +1,8 @@
-import { copyFile, mkdir, readdir, readFile, rm } from "node:fs/promises";
-import { pathExists } from "../util/files.js";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stringify as stringifyYaml } from "yaml";
+import { pathExists } from "../util/files.js";
 import { describeError, InfrastructureError, UsageError, throwIfAborted } from "../errors.js";
 import { KubeClient } from "../kube/kube-client.js";
 import { tailLines, type CommandRunner } from "../process/command-runner.js";
@@ -14,6 +16,7 @@ import type { Logger } from "../util/logger.js";
 import { KUBE_VERSION, type KwokClusterConfig } from "./cluster-config.js";
 import type { ClusterAccess, ClusterProvider, CreateOptions } from "./cluster-provider.js";
 import { waitForWorkloadReady } from "./cluster-readiness.js";
+import { acquireLock, pickFreePorts, waitForListening, type HeldLock } from "./port-reservation.js";
 
 /** Binaries the kwok provider needs in `binDir`. */
 export const KWOK_BINARIES = [
@@ -31,6 +34,49 @@ const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-s
 
 const READY_TIMEOUT_MS = 90_000;
 
+/**
+ * How long a create waits for the port lock. A holder keeps it for one
+ * `kwokctl create cluster` (seconds; at worst kwokctl's own waits, about
+ * three minutes), so this only runs out when a holder hangs.
+ */
+const PORT_LOCK_TIMEOUT_MS = 300_000;
+
+/** How long the components get, once kwokctl has returned, to listen on their ports. */
+const LISTEN_TIMEOUT_MS = 60_000;
+
+/** Every component binds this, and only this: etcd speaks plain HTTP without authentication. */
+export const KWOK_BIND_ADDRESS = "127.0.0.1";
+
+/**
+ * Every port kwokctl's binary runtime uses, by its option name in
+ * KwokctlConfiguration. Left 0, kwokctl picks a port itself by probing
+ * downward from 32766 without any lock, long before the component binds it:
+ * two creates at once can pick the same one. So the kit sets them all.
+ */
+export const KWOK_PORT_OPTIONS = [
+  "etcdPort",
+  "etcdPeerPort",
+  "kubeApiserverPort",
+  "kubeControllerManagerPort",
+  "kubeSchedulerPort",
+  "kwokControllerPort",
+] as const;
+
+export type KwokPortOption = (typeof KWOK_PORT_OPTIONS)[number];
+
+/** A port for each of KWOK_PORT_OPTIONS. */
+export type KwokPorts = { readonly [Option in KwokPortOption]: number };
+
+/** What listens on each port, for messages. */
+export const KWOK_PORT_LISTENERS: Readonly<Record<KwokPortOption, string>> = {
+  etcdPort: "etcd",
+  etcdPeerPort: "etcd (peer)",
+  kubeApiserverPort: "kube-apiserver",
+  kubeControllerManagerPort: "kube-controller-manager",
+  kubeSchedulerPort: "kube-scheduler",
+  kwokControllerPort: "kwok-controller",
+};
+
 export interface KwokProviderDeps {
   readonly runner: CommandRunner;
   readonly logger: Logger;
@@ -40,7 +86,9 @@ export interface KwokProviderDeps {
  * kwokctl's binary runtime: etcd, kube-apiserver, kube-controller-manager,
  * kube-scheduler and the kwok controller as local processes, with every
  * binary taken from `binDir` so nothing is downloaded. One simulated node is
- * added so Deployments get Pods that kwok marks Running and Ready.
+ * added so Deployments get Pods that kwok marks Running and Ready. Every
+ * component listens on 127.0.0.1 only, on ports the kit picks under a
+ * machine-wide lock, so clusters can be created side by side.
  */
 export class KwokProvider implements ClusterProvider {
   readonly provider = "kwok";
@@ -73,14 +121,7 @@ export class KwokProvider implements ClusterProvider {
     try {
       throwIfAborted(signal, "kwok cluster create");
       this.deps.logger.info(`kwok: starting cluster "${this.config.name}" (${COMPONENTS.join(", ")})`);
-      const created = await this.kwokctl(kwokctlCreateArgs(this.config), signal);
-      if (created.exitCode !== 0) {
-        throwIfAborted(signal, "kwok cluster create");
-        throw await this.startFailure(
-          `kwokctl create cluster exited with ${created.exitCode}`,
-          created.stderr,
-        );
-      }
+      await this.startControlPlane(signal);
       this.deps.logger.info("kwok: control plane running; adding a simulated node");
       const scaled = await this.kwokctl(kwokctlScaleArgs(this.config), signal);
       if (scaled.exitCode !== 0) {
@@ -162,6 +203,67 @@ export class KwokProvider implements ClusterProvider {
     return [...pids];
   }
 
+  /**
+   * Runs `kwokctl create cluster` with every port chosen by the kit, under
+   * the machine-wide port lock, and holds the lock until every component
+   * listens: only then can the next create on this machine see those ports
+   * as taken.
+   */
+  private async startControlPlane(signal: AbortSignal | undefined): Promise<void> {
+    const lock = await acquireLock(kwokPortLockPath(this.config), {
+      timeoutMs: PORT_LOCK_TIMEOUT_MS,
+      purpose: `kwok cluster "${this.config.name}" starting`,
+      signal,
+      onWait: (holder) => this.deps.logger.info(`kwok: waiting for the port lock, ${holder}`),
+    });
+    const locked = Date.now();
+    const held = () => `${((Date.now() - locked) / 1000).toFixed(1)}s`;
+    let configDir: string | undefined;
+    try {
+      configDir = await mkdtemp(join(tmpdir(), "rc-kwokctl-"));
+      const ports = await pickKwokPorts();
+      this.deps.logger.debug(
+        `kwok: ports ${KWOK_PORT_OPTIONS.map((option) => `${KWOK_PORT_LISTENERS[option]} ${ports[option]}`).join(", ")}`,
+      );
+      const configPath = join(configDir, "kwokctl.yaml");
+      await writeFile(configPath, kwokctlConfigurationYaml(ports));
+      const created = await this.kwokctl(kwokctlCreateArgs(this.config, configPath), signal);
+      if (created.exitCode !== 0) {
+        throwIfAborted(signal, "kwok cluster create");
+        throw await this.startFailure(
+          `kwokctl create cluster exited with ${created.exitCode}`,
+          created.stderr,
+        );
+      }
+      this.deps.logger.debug(`kwok: kwokctl create cluster returned after ${held()}`);
+      // kwokctl returns once the API server answers; the scheduler, the
+      // controller manager and kwok may not have bound their ports yet.
+      try {
+        await waitForListening(
+          Object.fromEntries(KWOK_PORT_OPTIONS.map((option) => [KWOK_PORT_LISTENERS[option], ports[option]])),
+          { host: KWOK_BIND_ADDRESS, timeoutMs: LISTEN_TIMEOUT_MS, signal },
+        );
+      } catch (error) {
+        throwIfAborted(signal, "kwok cluster create");
+        throw await this.startFailure(describeError(error), "", error);
+      }
+      this.deps.logger.debug(`kwok: every component listening after ${held()}; releasing the port lock`);
+    } finally {
+      await this.release(lock);
+      // kwokctl keeps its own copy (kwok.yaml in the cluster's directory); this one is done with.
+      if (configDir !== undefined) await rm(configDir, { recursive: true, force: true }).catch(() => {});
+    }
+  }
+
+  /** Releases the port lock; a failure there is logged, never allowed to hide the outcome of the create. */
+  private async release(lock: HeldLock): Promise<void> {
+    try {
+      await lock.release();
+    } catch (error) {
+      this.deps.logger.warn(`kwok: releasing the port lock ${lock.path}: ${describeError(error)}`);
+    }
+  }
+
   private access(): ClusterAccess {
     const context = `kwok-${this.config.name}`;
     const client = KubeClient.fromKubeconfig(this.kubeconfigPath, context);
@@ -229,12 +331,70 @@ export class KwokProvider implements ClusterProvider {
   }
 }
 
-/** Arguments of `kwokctl create cluster`: every binary local, no kubeconfig of the user's touched. */
-export function kwokctlCreateArgs(config: KwokClusterConfig): string[] {
+/**
+ * The machine-wide lock every kwok create takes while it picks ports and
+ * starts components: in the kit's cache (next to the clusters, in kwokctl's
+ * work directory), so every run of the kit on this machine shares it.
+ */
+export function kwokPortLockPath(config: KwokClusterConfig): string {
+  return join(config.workDir, "ports.lock");
+}
+
+/** Free loopback ports outside the ephemeral range, one for each of KWOK_PORT_OPTIONS; call under the port lock. */
+export async function pickKwokPorts(): Promise<KwokPorts> {
+  const picked = await pickFreePorts(KWOK_PORT_OPTIONS.length, { host: KWOK_BIND_ADDRESS });
+  const port = (option: KwokPortOption) => {
+    const value = picked[KWOK_PORT_OPTIONS.indexOf(option)];
+    if (value === undefined) throw new Error(`pickFreePorts returned ${picked.length} ports`);
+    return value;
+  };
+  return {
+    etcdPort: port("etcdPort"),
+    etcdPeerPort: port("etcdPeerPort"),
+    kubeApiserverPort: port("kubeApiserverPort"),
+    kubeControllerManagerPort: port("kubeControllerManagerPort"),
+    kubeSchedulerPort: port("kubeSchedulerPort"),
+    kwokControllerPort: port("kwokControllerPort"),
+  };
+}
+
+/**
+ * The KwokctlConfiguration the kit passes with `--config`: the bind address
+ * and the ports of every component of the binary runtime. kwokctl has no
+ * flag for either the bind address or the etcd peer port, so they are set
+ * here, and the ports alongside them. The other ports (dashboard,
+ * prometheus, jaeger, metrics-server, insecure apiserver) stay unset: those
+ * components are not started.
+ */
+export function kwokctlConfiguration(ports: KwokPorts): Record<string, unknown> {
+  return {
+    apiVersion: "config.kwok.x-k8s.io/v1alpha1",
+    kind: "KwokctlConfiguration",
+    options: {
+      bindAddress: KWOK_BIND_ADDRESS,
+      ...Object.fromEntries(KWOK_PORT_OPTIONS.map((option) => [option, ports[option]])),
+    },
+  };
+}
+
+/** kwokctlConfiguration as the YAML file kwokctl reads. */
+export function kwokctlConfigurationYaml(ports: KwokPorts): string {
+  return stringifyYaml(kwokctlConfiguration(ports));
+}
+
+/**
+ * Arguments of `kwokctl create cluster`: every binary local, no kubeconfig of
+ * the user's touched, bind address and ports from `configPath` (a file from
+ * kwokctlConfigurationYaml).
+ */
+export function kwokctlCreateArgs(config: KwokClusterConfig, configPath: string): string[] {
   const bin = (name: string) => join(config.binDir, name);
   return [
     "create",
     "cluster",
+    // One token: kwokctl reads --config in a first pass over the command line,
+    // before the subcommand's flags are known.
+    `--config=${configPath}`,
     "--name",
     config.name,
     "--runtime",
@@ -277,11 +437,25 @@ export function kwokctlScaleArgs(config: KwokClusterConfig): string[] {
   ];
 }
 
+/**
+ * kwokctl's environment variables that would override a port of the
+ * configuration file. kwokctl ignores an empty one, so blanking them keeps a
+ * value in the user's environment from undoing the kit's choice.
+ */
+export const KWOK_PORT_ENV = [
+  "KWOK_ETCD_PORT",
+  "KWOK_KUBE_APISERVER_PORT",
+  "KWOK_KUBE_CONTROLLER_MANAGER_PORT",
+  "KWOK_KUBE_SCHEDULER_PORT",
+  "KWOK_CONTROLLER_PORT",
+] as const;
+
 /** Environment for kwokctl: our own work directory and the Kubernetes version the binaries are. */
 export function kwokctlEnv(config: KwokClusterConfig): Record<string, string> {
   return {
     KWOK_WORKDIR: config.workDir,
     KWOK_KUBE_VERSION: KUBE_VERSION,
     KWOK_KUBECTL_BINARY: join(config.binDir, "kubectl"),
+    ...Object.fromEntries(KWOK_PORT_ENV.map((name) => [name, ""])),
   };
 }

@@ -1,17 +1,26 @@
 import { describe, expect, it } from "vitest";
 import { KindProvider, kindCreateArgs, kindDeleteArgs } from "../../src/cluster/kind-provider.js";
 import {
+  KWOK_BINARIES,
+  KWOK_PORT_OPTIONS,
+  kwokctlConfiguration,
+  kwokctlConfigurationYaml,
   kwokctlCreateArgs,
   kwokctlEnv,
   kwokctlScaleArgs,
   KwokProvider,
+  kwokPortLockPath,
+  type KwokPorts,
 } from "../../src/cluster/kwok-provider.js";
 import { InfrastructureError } from "../../src/errors.js";
 import type { CommandResult, CommandRunner } from "../../src/process/command-runner.js";
+import { ephemeralPortRange } from "../../src/cluster/port-reservation.js";
+import { pathExists } from "../../src/util/files.js";
 import { silentLogger } from "../../src/util/logger.js";
-import { chmod, mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseAllDocuments, parse as parseYaml } from "yaml";
 
 const kwok = { provider: "kwok", name: "dev", binDir: "/bins", workDir: "/work/kwok" } as const;
 const kind = { provider: "kind", name: "ci", kubeconfigPath: "/cache/kind/ci.kubeconfig" } as const;
@@ -38,11 +47,20 @@ async function pathWith(...names: string[]): Promise<string> {
   return dir;
 }
 
+const ports: KwokPorts = {
+  etcdPort: 20001,
+  etcdPeerPort: 20002,
+  kubeApiserverPort: 20003,
+  kubeControllerManagerPort: 20004,
+  kubeSchedulerPort: 20005,
+  kwokControllerPort: 20006,
+};
+
 describe("kwokctl arguments", () => {
   it("runs the binary runtime with every component from the bin dir and no user kubeconfig", () => {
-    const args = kwokctlCreateArgs(kwok);
+    const args = kwokctlCreateArgs(kwok, "/tmp/rc/kwokctl.yaml");
     const flag = (name: string) => args[args.indexOf(name) + 1];
-    expect(args.slice(0, 2)).toEqual(["create", "cluster"]);
+    expect(args.slice(0, 3)).toEqual(["create", "cluster", "--config=/tmp/rc/kwokctl.yaml"]);
     expect(flag("--name")).toBe("dev");
     expect(flag("--runtime")).toBe("binary");
     expect(flag("--kubeconfig")).toBe("");
@@ -60,12 +78,44 @@ describe("kwokctl arguments", () => {
     expect(args).toContain(".allocatable.pods=1000");
   });
 
-  it("isolates kwokctl's work dir and pins the Kubernetes version", () => {
+  it("isolates kwokctl's work dir, pins the Kubernetes version and blanks port overrides", () => {
     expect(kwokctlEnv(kwok)).toEqual({
       KWOK_WORKDIR: "/work/kwok",
       KWOK_KUBE_VERSION: "v1.35.4",
       KWOK_KUBECTL_BINARY: "/bins/kubectl",
+      KWOK_ETCD_PORT: "",
+      KWOK_KUBE_APISERVER_PORT: "",
+      KWOK_KUBE_CONTROLLER_MANAGER_PORT: "",
+      KWOK_KUBE_SCHEDULER_PORT: "",
+      KWOK_CONTROLLER_PORT: "",
     });
+  });
+
+  it("configures loopback only and every port of the binary runtime, nothing else", () => {
+    expect(kwokctlConfiguration(ports)).toEqual({
+      apiVersion: "config.kwok.x-k8s.io/v1alpha1",
+      kind: "KwokctlConfiguration",
+      options: {
+        bindAddress: "127.0.0.1",
+        etcdPort: 20001,
+        etcdPeerPort: 20002,
+        kubeApiserverPort: 20003,
+        kubeControllerManagerPort: 20004,
+        kubeSchedulerPort: 20005,
+        kwokControllerPort: 20006,
+      },
+    });
+    expect(KWOK_PORT_OPTIONS).toHaveLength(6);
+  });
+
+  it("writes the configuration as one YAML document with numbers, not strings", () => {
+    const documents = parseAllDocuments(kwokctlConfigurationYaml(ports));
+    expect(documents).toHaveLength(1);
+    expect(documents[0]?.toJS()).toEqual(kwokctlConfiguration(ports));
+  });
+
+  it("keeps the port lock in the kit's kwok work dir", () => {
+    expect(kwokPortLockPath(kwok)).toBe("/work/kwok/ports.lock");
   });
 
   it("names every missing binary and how to build them", async () => {
@@ -79,6 +129,50 @@ describe("kwokctl arguments", () => {
     );
     expect(String(error)).toContain("hack/kube-binaries/build.sh");
     expect(calls).toEqual([]);
+  });
+
+  it("hands kwokctl a loopback configuration with every port, and releases the port lock when kwokctl fails", async () => {
+    const binDir = await pathWith(...KWOK_BINARIES);
+    const workDir = await mkdtemp(join(tmpdir(), "rc-kwok-work-"));
+    const lockPath = join(workDir, "ports.lock");
+    const seen: { argv: string[]; config: string; lockHeld: boolean }[] = [];
+    const runner: CommandRunner = {
+      run: async (argv) => {
+        const configFlag = argv.find((arg) => arg.startsWith("--config="));
+        seen.push({
+          argv: [...argv],
+          config: configFlag ? await readFile(configFlag.slice("--config=".length), "utf8") : "",
+          lockHeld: await pathExists(lockPath),
+        });
+        return { exitCode: 1, stdout: "", stderr: "boom\n" };
+      },
+    };
+    const provider = new KwokProvider({ ...kwok, binDir, workDir }, { runner, logger: silentLogger });
+    await expect(provider.create()).rejects.toThrow("kwokctl create cluster exited with 1");
+
+    expect(seen.map((call) => call.argv.slice(1, 3))).toEqual([["create", "cluster"]]);
+    expect(seen[0]?.lockHeld).toBe(true);
+    expect(await pathExists(lockPath)).toBe(false);
+    const written: unknown = parseYaml(seen[0]?.config ?? "");
+    expect(written).toMatchObject({
+      apiVersion: "config.kwok.x-k8s.io/v1alpha1",
+      kind: "KwokctlConfiguration",
+      options: { bindAddress: "127.0.0.1" },
+    });
+    const options: Record<string, unknown> =
+      typeof written === "object" &&
+      written !== null &&
+      "options" in written &&
+      typeof written.options === "object"
+        ? Object.fromEntries(Object.entries(written.options ?? {}))
+        : {};
+    const ports = KWOK_PORT_OPTIONS.map((option) => options[option]);
+    expect(new Set(ports).size).toBe(KWOK_PORT_OPTIONS.length);
+    const ephemeral = await ephemeralPortRange();
+    for (const port of ports) {
+      if (typeof port !== "number") throw new Error(`not a port: ${String(port)}`);
+      expect(port < ephemeral.first || port > ephemeral.last).toBe(true);
+    }
   });
 });
 
