@@ -9,6 +9,7 @@ import { trackProcessGroup, untrackProcessGroup } from "../process/child-registr
 import { tailLines } from "../process/command-runner.js";
 import { processGroupMembers, signalProcess, waitForExit } from "../process/process-table.js";
 import type { ApiProxy } from "../proxy/api-proxy.js";
+import type { KillRecord } from "../proxy/faults.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
 import { operatorEnvironment } from "./operator-environment.js";
@@ -24,12 +25,6 @@ export interface OperatorCommand {
   /** Withheld credentials the contract passes through on purpose, e.g. GITHUB_TOKEN. */
   readonly passThroughEnv?: readonly string[];
   readonly cwd?: string;
-}
-
-/** What a crash killed: for the fault's evidence. */
-export interface KillRecord {
-  readonly signal: "SIGKILL";
-  readonly pids: readonly number[];
 }
 
 export interface OperatorProcessOptions {

@@ -10,7 +10,7 @@ import { isoNow, systemClock, type Clock } from "../util/clock.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
 import { readStream } from "../util/streams.js";
-import { FaultPlan, type ArmedFault, type FaultSpec } from "./faults.js";
+import { FaultPlan, type ArmedFault, type FaultSpec, type KillRecord } from "./faults.js";
 import { proxyKubeconfig, writeProxyKubeconfig } from "./operator-kubeconfig.js";
 import { createProxyCertificate, type ProxyCertificate } from "./proxy-certificate.js";
 import { ReadLog, readParameters, type ReadQuery } from "./read-log.js";
@@ -73,7 +73,7 @@ export class ApiProxy {
   private readonly sockets = new Set<Socket>();
   private readonly operatorToken = randomBytes(32).toString("hex");
   private readonly kitToken = randomBytes(32).toString("hex");
-  private crashHandler: (() => Promise<{ signal: string; pids: readonly number[] }>) | undefined;
+  private crashHandler: (() => Promise<KillRecord>) | undefined;
   private operatorRun = 0;
   private operatorWritesInFlight = 0;
   private lastOperatorWriteAt: number;
@@ -152,7 +152,7 @@ export class ApiProxy {
   }
 
   /** Called by `crash-after` once the write succeeded; must kill the operator and resolve when it is gone. */
-  setCrashHandler(handler: () => Promise<{ signal: string; pids: readonly number[] }>): void {
+  setCrashHandler(handler: () => Promise<KillRecord>): void {
     this.crashHandler = handler;
   }
 
@@ -332,15 +332,17 @@ export class ApiProxy {
         });
       }
       res.writeHead(status, filterHeaders(upstreamRes.headers));
-      res.flushHeaders();
-      const body =
-        info.verb === "watch" && status === 200
-          ? upstreamRes.pipe(
-              watchEventStream(upstreamRes.headers["content-type"], {
-                contentEncoding: upstreamRes.headers["content-encoding"],
-              }),
-            )
-          : upstreamRes;
+      const watching = info.verb === "watch" && status === 200;
+      // A watch's headers must leave now (its first event may be minutes away); any other answer's
+      // go out with its first bytes: one TLS write instead of two.
+      if (watching) res.flushHeaders();
+      const body = watching
+        ? upstreamRes.pipe(
+            watchEventStream(upstreamRes.headers["content-type"], {
+              contentEncoding: upstreamRes.headers["content-encoding"],
+            }),
+          )
+        : upstreamRes;
       body.pipe(res);
       upstreamRes.on("error", () => res.destroy());
     });

@@ -77,6 +77,14 @@ export type FaultSpec =
       readonly expect?: ExpectedWrite;
     };
 
+/** What crash-after killed. */
+export interface KillRecord {
+  readonly signal: string;
+  readonly pids: readonly number[];
+  /** The operator's run that was killed. */
+  readonly run?: number;
+}
+
 /** Proof that a fault acted, for the report. */
 export interface FaultEvidence {
   /** The operator write it acted on. */
@@ -84,7 +92,7 @@ export interface FaultEvidence {
   /** mutate-before: the kit's own write and its answer. */
   readonly kitWrite?: WriteEntry;
   /** crash-after: the kill. */
-  readonly kill?: { readonly signal: string; readonly pids: readonly number[]; readonly run?: number };
+  readonly kill?: KillRecord;
   /** crash-after: operator writes dropped while the crash was under way (their sequence numbers). */
   readonly dropped?: readonly number[];
 }

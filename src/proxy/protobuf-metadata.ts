@@ -15,6 +15,7 @@
 export interface ProtobufMetadata {
   readonly name?: string;
   readonly generateName?: string;
+  readonly namespace?: string;
   readonly uid?: string;
   readonly resourceVersion?: string;
   readonly generation?: number;
@@ -28,6 +29,7 @@ const OBJECT_META = 1;
 const META = {
   name: 1,
   generateName: 2,
+  namespace: 3,
   uid: 5,
   resourceVersion: 6,
   generation: 7,
@@ -59,11 +61,13 @@ export function protobufMetadata(body: Buffer): ProtobufMetadata | undefined {
       .filter((uid) => uid !== "");
     const name = text(META.name);
     const generateName = text(META.generateName);
+    const namespace = text(META.namespace);
     const uid = text(META.uid);
     const resourceVersion = text(META.resourceVersion);
     return {
       ...(name ? { name } : {}),
       ...(generateName ? { generateName } : {}),
+      ...(namespace ? { namespace } : {}),
       ...(uid ? { uid } : {}),
       ...(resourceVersion ? { resourceVersion } : {}),
       ...(generation === undefined ? {} : { generation }),
@@ -203,7 +207,24 @@ function walk(
   }
 }
 
-function lengthDelimited(message: Buffer, wanted: number): Buffer | undefined {
+/** The kind in the envelope's TypeMeta (field 1; kind is its field 2), e.g. "ConfigMap" or "Status". */
+export function protobufKind(body: Buffer): string | undefined {
+  if (!isKubernetesProtobuf(body)) return undefined;
+  try {
+    const typeMeta = lengthDelimited(body.subarray(4), 1);
+    const kind = typeMeta && lengthDelimited(typeMeta, 2);
+    return kind && kind.length > 0 ? kind.toString("utf8") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The first length-delimited field `wanted` of a protobuf message (bytes,
+ * strings and embedded messages are all length-delimited); throws on a
+ * malformed message.
+ */
+export function lengthDelimited(message: Buffer, wanted: number): Buffer | undefined {
   let found: Buffer | undefined;
   walk(message, (field, wireType, value) => {
     if (field === wanted && wireType === 2 && Buffer.isBuffer(value)) {

@@ -1,21 +1,15 @@
 import { matchesObject, type ObjectMatch } from "./object-matcher.js";
-import type { RequestInfo } from "./request-classifier.js";
+import type { RequestInfo, ResourceIdentity } from "./request-classifier.js";
 import type { Actor } from "./write-log.js";
 
 /** One get, list or watch through the proxy: what the operator asked to see. */
-export interface ReadEntry {
+export interface ReadEntry extends ResourceIdentity {
   /** 1, 2, 3, ... in the order reads arrived. */
   readonly seq: number;
   readonly time: string;
   readonly actor: Actor;
   readonly run?: number;
   readonly verb: "get" | "list" | "watch";
-  readonly group: string;
-  readonly version: string;
-  readonly resource: string;
-  readonly subresource?: string;
-  readonly namespace?: string;
-  readonly name?: string;
   /** The `resourceVersion` query parameter: where a list or watch starts. */
   readonly resourceVersion?: string;
   readonly resourceVersionMatch?: string;

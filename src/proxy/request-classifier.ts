@@ -21,8 +21,8 @@ export type Verb =
 /** A known patch type, or "unknown" for a PATCH with any other Content-Type. */
 export type PatchType = KnownPatchType | "unknown";
 
-export interface RequestInfo {
-  readonly verb: Verb;
+/** Which object (or collection) a request, a write or a read is about. */
+export interface ResourceIdentity {
   /** "" for the core group. */
   readonly group: string;
   readonly version: string;
@@ -31,6 +31,10 @@ export interface RequestInfo {
   readonly subresource?: string;
   readonly namespace?: string;
   readonly name?: string;
+}
+
+export interface RequestInfo extends ResourceIdentity {
+  readonly verb: Verb;
   readonly patchType?: PatchType;
   /** The URL path, for non-resource requests and logs. */
   readonly path: string;

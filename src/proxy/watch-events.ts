@@ -31,7 +31,7 @@
  */
 
 import { Transform } from "node:stream";
-import { protobufMetadata } from "./protobuf-metadata.js";
+import { lengthDelimited, protobufKind, protobufMetadata } from "./protobuf-metadata.js";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
 
@@ -206,80 +206,28 @@ function parseJsonEvent(bytes: Buffer): WatchEvent | undefined {
 function parseProtobufEvent(bytes: Buffer): WatchEvent | undefined {
   try {
     const event = bytes.subarray(4);
-    const type = fieldBytes(event, 1)?.toString("utf8");
+    const type = lengthDelimited(event, 1)?.toString("utf8");
     if (!isEventType(type)) return undefined;
-    const rawExtension = fieldBytes(event, 2);
-    const raw = rawExtension && fieldBytes(rawExtension, 1);
+    const rawExtension = lengthDelimited(event, 2);
+    const raw = rawExtension && lengthDelimited(rawExtension, 1);
     return { bytes, type, object: raw ? protobufIdentity(raw) : {} };
   } catch {
     return undefined;
   }
 }
 
-/** kind and namespace here; name, uid and resourceVersion from protobufMetadata. */
 function protobufIdentity(raw: Buffer): WatchObjectIdentity {
-  const meta = protobufMetadata(raw);
-  let kind: string | undefined;
-  let namespace: string | undefined;
-  try {
-    const unknown = raw.subarray(4); // after "k8s\0", which protobufMetadata has checked
-    const typeMeta = fieldBytes(unknown, 1);
-    kind = typeMeta && text(fieldBytes(typeMeta, 2)?.toString("utf8"));
-    const object = fieldBytes(unknown, 2);
-    const objectMeta = object && fieldBytes(object, 1);
-    namespace = objectMeta && text(fieldBytes(objectMeta, 3)?.toString("utf8"));
-  } catch {
-    // identity is a description only; leave out what does not read
-  }
-  if (!meta) return compact({ kind });
+  const kind = protobufKind(raw);
   // A Status (the object of an ERROR event) has ListMeta, not ObjectMeta, in field 1.
   if (kind === "Status") return { kind };
+  const meta = protobufMetadata(raw);
   return compact({
     kind,
-    name: meta.name,
-    namespace,
-    uid: meta.uid,
-    resourceVersion: meta.resourceVersion,
+    name: meta?.name,
+    namespace: meta?.namespace,
+    uid: meta?.uid,
+    resourceVersion: meta?.resourceVersion,
   });
-}
-
-/** The first length-delimited field `wanted` of a protobuf message; throws on a malformed message. */
-function fieldBytes(message: Buffer, wanted: number): Buffer | undefined {
-  let offset = 0;
-  while (offset < message.length) {
-    const [key, afterKey] = readVarint(message, offset);
-    const field = Math.floor(key / 8);
-    const wireType = key % 8;
-    offset = afterKey;
-    if (wireType === 0) {
-      offset = readVarint(message, offset)[1];
-    } else if (wireType === 1) {
-      offset += 8;
-    } else if (wireType === 5) {
-      offset += 4;
-    } else if (wireType === 2) {
-      const [length, start] = readVarint(message, offset);
-      offset = start + length;
-      if (offset > message.length) throw new Error("truncated field");
-      if (field === wanted) return message.subarray(start, offset);
-    } else {
-      throw new Error(`unsupported wire type ${wireType}`);
-    }
-    if (offset > message.length) throw new Error("truncated field");
-  }
-  return undefined;
-}
-
-function readVarint(buffer: Buffer, start: number): [number, number] {
-  let result = 0;
-  let multiplier = 1;
-  for (let offset = start; offset < buffer.length && offset < start + 10; offset++) {
-    const byte = buffer[offset] ?? 0;
-    result += (byte & 0x7f) * multiplier;
-    multiplier *= 128;
-    if ((byte & 0x80) === 0) return [result, offset + 1];
-  }
-  throw new Error("truncated varint");
 }
 
 /**

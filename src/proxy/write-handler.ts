@@ -3,10 +3,10 @@ import type { ApiServerConnection, BufferedAnswer, OutgoingHeaders } from "../ku
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { mutationRequest, objectPath } from "./fault-actions.js";
-import type { TakenFault } from "./faults.js";
+import type { KillRecord, TakenFault } from "./faults.js";
 import type { FaultPlan } from "./faults.js";
 import { parseWriteBody, sentPrecondition, withPrecondition, type WriteBody } from "./preconditions.js";
-import { protobufMetadata, protobufStatusReason } from "./protobuf-metadata.js";
+import { protobufMetadata, protobufStatusReason, type ProtobufMetadata } from "./protobuf-metadata.js";
 import { classifyRequest, type RequestInfo } from "./request-classifier.js";
 import { redactSecretBody } from "./secret-redaction.js";
 import { decideEffect, type EffectFacts } from "./write-effect.js";
@@ -27,7 +27,7 @@ export interface IncomingWrite {
   readonly time: string;
 }
 
-/** What the handler decided to answer. `undefined` body with status 0: leave the client hanging. */
+/** What the handler decided the client gets. */
 export type WriteAnswer =
   | { readonly kind: "answer"; readonly answer: BufferedAnswer }
   | {
@@ -50,7 +50,7 @@ export interface WriteHandlerDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   /** Kills the operator; resolves when it is gone, with what was killed. */
-  readonly crash: () => Promise<{ signal: string; pids: readonly number[]; run?: number }>;
+  readonly crash: () => Promise<KillRecord>;
 }
 
 interface ObjectState {
@@ -61,15 +61,8 @@ interface ObjectState {
   readonly ownerUids?: readonly string[];
 }
 
-interface Metadata {
-  readonly name?: string;
-  readonly generateName?: string;
-  readonly uid?: string;
-  readonly resourceVersion?: string;
-  readonly generation?: number;
-  readonly terminating?: boolean;
-  readonly ownerUids?: readonly string[];
-}
+/** An object's identity, read from a JSON body as protobuf-metadata.ts reads it from a protobuf one. */
+type Metadata = ProtobufMetadata;
 
 /**
  * Every write through the proxy, in small steps: read what it is (its

@@ -3,7 +3,7 @@ import { describeError, InfrastructureError } from "../errors.js";
 import type { PatchType } from "../kube/patch-types.js";
 import { pollUntil } from "../util/poll.js";
 import { matchesObject, type ObjectMatch } from "./object-matcher.js";
-import type { RequestInfo } from "./request-classifier.js";
+import type { RequestInfo, ResourceIdentity } from "./request-classifier.js";
 import type { WriteEffect } from "./write-effect.js";
 
 /**
@@ -19,7 +19,7 @@ export type Actor = "operator" | "kit";
  * One mutating request through the proxy: the request's identity and what
  * came of it. Entries are numbered in the order writes reach the API server.
  */
-export interface WriteEntry {
+export interface WriteEntry extends ResourceIdentity {
   /** 1, 2, 3, ... shared by operator and kit writes. */
   readonly seq: number;
   /** ISO time the request arrived. */
@@ -28,12 +28,6 @@ export interface WriteEntry {
   /** The operator's run that sent it: 1 for the first start, +1 for each restart. */
   readonly run?: number;
   readonly verb: RequestInfo["verb"];
-  /** "" for the core group. */
-  readonly group: string;
-  readonly version: string;
-  readonly resource: string;
-  readonly subresource?: string;
-  readonly namespace?: string;
   /** The object's name; for a create, from the body or (generateName) the server's answer. */
   readonly name?: string;
   /** metadata.generateName of a create that used it. */

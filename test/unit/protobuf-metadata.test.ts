@@ -4,22 +4,8 @@ import {
   protobufMetadata,
   protobufStatusReason,
 } from "../../src/proxy/protobuf-metadata.js";
+import { bytesField, textField, varintField } from "../support/protobuf-writer.js";
 
-// A minimal protobuf writer, enough to build the envelope the API server uses.
-function varint(value: number): Buffer {
-  const bytes: number[] = [];
-  let v = value;
-  while (v >= 128) {
-    bytes.push((v % 128) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  bytes.push(v);
-  return Buffer.from(bytes);
-}
-const bytesField = (field: number, value: Buffer) =>
-  Buffer.concat([varint(field * 8 + 2), varint(value.length), value]);
-const textField = (field: number, value: string) => bytesField(field, Buffer.from(value));
-const varintField = (field: number, value: number) => Buffer.concat([varint(field * 8), varint(value)]);
 const envelope = (object: Buffer) =>
   Buffer.concat([
     Buffer.from("k8s\0", "latin1"),
@@ -41,6 +27,7 @@ describe("protobufMetadata", () => {
     expect(isKubernetesProtobuf(body)).toBe(true);
     expect(protobufMetadata(body)).toEqual({
       name: "web",
+      namespace: "ns",
       uid: "8f0c-uid",
       resourceVersion: "4242",
       generation: 300,
@@ -49,7 +36,7 @@ describe("protobufMetadata", () => {
 
   it("leaves out what a create request does not carry yet, and reads its generateName", () => {
     const body = envelope(bytesField(1, Buffer.concat([textField(2, "web-"), textField(3, "ns")])));
-    expect(protobufMetadata(body)).toEqual({ generateName: "web-" });
+    expect(protobufMetadata(body)).toEqual({ generateName: "web-", namespace: "ns" });
   });
 
   it("reads the reason of a Status answer", () => {

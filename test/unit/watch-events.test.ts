@@ -6,25 +6,10 @@ import {
   type WatchEvent,
   type WatchEventSplitterOptions,
 } from "../../src/proxy/watch-events.js";
+import { bytesField, textField, varintField } from "../support/protobuf-writer.js";
 
 const JSON_TYPE = "application/json";
 const PROTOBUF_TYPE = "application/vnd.kubernetes.protobuf;stream=watch";
-
-// A minimal protobuf writer, enough to build the watch frames the API server sends.
-function varint(value: number): Buffer {
-  const bytes: number[] = [];
-  let v = value;
-  while (v >= 128) {
-    bytes.push((v % 128) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  bytes.push(v);
-  return Buffer.from(bytes);
-}
-const bytesField = (field: number, value: Buffer) =>
-  Buffer.concat([varint(field * 8 + 2), varint(value.length), value]);
-const textField = (field: number, value: string) => bytesField(field, Buffer.from(value));
-const varintField = (field: number, value: number) => Buffer.concat([varint(field * 8), varint(value)]);
 
 /** An object as the embedded protobuf encoder writes it: "k8s\0" + runtime.Unknown{typeMeta, raw}. */
 function protobufObject(kind: string, object: Buffer, apiVersion = "v1"): Buffer {
