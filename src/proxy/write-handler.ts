@@ -361,6 +361,9 @@ export class WriteHandler {
   private send(write: IncomingWrite, body: Buffer): Promise<BufferedAnswer> {
     const headers = { ...write.headers };
     delete headers["content-length"];
+    // The proxy reads every answer to a write; a compressed one (large objects, when the client
+    // accepts gzip) would leave its effect unknown. Any client takes an uncompressed answer.
+    delete headers["accept-encoding"];
     return this.deps.connection.exchange(
       { method: write.method, path: write.url, headers, idleTimeoutMs: 0 },
       body,

@@ -191,6 +191,31 @@ describe("write effects on a real API server", () => {
     expect((await live(configMap(protoCreated.name ?? ""))).metadata?.uid).toBe(protoCreated.uid);
   });
 
+  it("a large write whose client accepts gzip: its answer is read (effect known) and the client still gets it whole", async () => {
+    const before = await freshConfigMap({ big: "x".repeat(300_000) });
+    const path = configMap(before.metadata?.name ?? "");
+    const body = Buffer.from(JSON.stringify({ ...before, data: { big: "y".repeat(300_000) } }));
+    const answer = await rawRequest(
+      new URL(path, proxy.url),
+      { ca: proxy.certificateAuthority },
+      "PUT",
+      {
+        Authorization: `Bearer ${operatorToken}`,
+        Accept: JSON_TYPE,
+        "Accept-Encoding": "gzip",
+        "Content-Type": JSON_TYPE,
+        "Content-Length": body.length,
+      },
+      body,
+    );
+    expect(answer.status).toBe(200);
+    const stored = JSON.parse(answer.body.toString("utf8")) as KubeObject;
+    expect(lastWrite()).toMatchObject({
+      effect: "changed",
+      resourceVersion: stored.metadata?.resourceVersion,
+    });
+  });
+
   it("create answered 409 AlreadyExists: rejected", async () => {
     const existing = await freshConfigMap();
     const answer = await asOperator("POST", configMaps(), {
