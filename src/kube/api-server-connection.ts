@@ -15,6 +15,17 @@ export interface ConnectionRequest {
   readonly signal?: AbortSignal;
   /** Abandon the request after this long without activity; 0 or absent for none (watches). */
   readonly idleTimeoutMs?: number;
+  /**
+   * Asked at the last moment, after every await, right before the request
+   * is issued: false withholds it (RequestWithheld is thrown). The proxy's
+   * crash-after uses it so that no write of a killed operator slips out.
+   */
+  readonly shouldSend?: () => boolean;
+}
+
+/** A request `shouldSend` withheld: nothing was sent. */
+export class RequestWithheld extends Error {
+  override readonly name = "RequestWithheld";
 }
 
 /** A whole answer, for small bodies (writes, single objects, the kit's own calls). */
@@ -70,6 +81,9 @@ export class ApiServerConnection {
       signal: request.signal,
       agent: this.agent, // ours, kept alive, instead of the one-off agent client-node makes
     };
+    if (request.shouldSend && !request.shouldSend()) {
+      throw new RequestWithheld(`${request.method} ${request.path}: withheld`);
+    }
     const transport = this.secure ? https : http;
     const outgoing = transport.request(options);
     outgoing.on("response", (response) => {

@@ -165,7 +165,12 @@ export class OperatorProcess {
   async crash(): Promise<KillRecord> {
     const pids = this.processIds();
     await this.kill();
-    await this.releaseLeases();
+    // The kill is done whatever happens to the Leases: a failure there is a slower restart, not a failed crash.
+    await this.releaseLeases().catch((error: unknown) =>
+      (this.options.logger ?? silentLogger).warn(
+        `operator: could not release its Lease after the crash (the restart waits for it to expire): ${describeError(error)}`,
+      ),
+    );
     return { signal: "SIGKILL", pids };
   }
 

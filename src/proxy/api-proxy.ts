@@ -310,7 +310,7 @@ export class ApiProxy {
     const upstreamReq = await this.connection.open({
       method: req.method ?? "GET",
       path: req.url ?? "/",
-      headers: this.forwardHeaders(req.headers),
+      headers: this.forwardHeaders(req.headers, actor),
       signal: controller.signal,
     });
     upstreamReq.on("response", (upstreamRes) => {
@@ -373,7 +373,7 @@ export class ApiProxy {
         ...(run === undefined ? {} : { run }),
         method: req.method ?? "POST",
         url: req.url ?? "/",
-        headers: this.forwardHeaders(req.headers),
+        headers: this.forwardHeaders(req.headers, actor),
         body,
         time,
       };
@@ -405,12 +405,16 @@ export class ApiProxy {
     }
   }
 
-  /** The client's headers minus hop-by-hop ones and its credentials; impersonation when asked. */
-  private forwardHeaders(incoming: http.IncomingHttpHeaders): OutgoingHeaders {
+  /**
+   * The client's headers minus hop-by-hop ones and its credentials; the
+   * operator's requests impersonate its identity when asked (the kit's own
+   * writes keep the kit's access).
+   */
+  private forwardHeaders(incoming: http.IncomingHttpHeaders, actor: "operator" | "kit"): OutgoingHeaders {
     const headers: OutgoingHeaders = filterHeaders(incoming);
     delete headers.authorization;
     delete headers["content-length"];
-    const impersonate = this.options.impersonate;
+    const impersonate = actor === "operator" ? this.options.impersonate : undefined;
     if (impersonate) {
       for (const key of Object.keys(headers)) if (key.startsWith("impersonate-")) delete headers[key];
       headers["Impersonate-User"] = impersonate.user;

@@ -7,7 +7,7 @@ import { matchesWrite, type WriteEntry, type WriteLog } from "./write-log.js";
  * candidates; then one of two counts picks the write:
  * - `nth`: the nth candidate the fault could act on (default 1);
  * - `ordinal`: the write that is, or would be, the k-th *counted* operator
- *   write in scope: successful, Events, Leases and reviews left out, no-ops
+ *   write in scope: successful, Events, Leases, reviews and dry runs left out, no-ops
  *   too when `excludeNoOps`. With the scope to a namespace and no identity
  *   filter, ordinals number a scenario's write sequence, so a suite can
  *   replay a baseline position by position. A fault that acts before the
@@ -142,6 +142,11 @@ export interface ArmedFault {
 export interface FaultCandidate extends MatchableObject {
   readonly actor: "operator" | "kit";
   readonly hasPrecondition: boolean;
+  /**
+   * False for writes that never count toward an ordinal (Events, Leases,
+   * reviews, dry runs): an ordinal fault never acts on them.
+   */
+  readonly countable: boolean;
 }
 
 interface Slot {
@@ -212,7 +217,8 @@ export class FaultPlan {
       if (spec.kind === "mutate-before" && spec.onlyWithPrecondition && !candidate.hasPrecondition)
         return false;
       // The write about to be sent would be the next counted one.
-      return spec.match.ordinal === undefined || this.counted(spec.match) === spec.match.ordinal - 1;
+      if (spec.match.ordinal === undefined) return true;
+      return candidate.countable && this.counted(spec.match) === spec.match.ordinal - 1;
     });
   }
 
@@ -278,6 +284,7 @@ export function countsToward(match: WriteMatch, entry: WriteEntry): boolean {
   const { verb: _verb, name: _name, ...scope } = match;
   return (
     matchesWrite({ ...scope, actor: "operator", withoutTags: true, succeeded: true }, entry) &&
+    !entry.dryRun &&
     !(match.excludeNoOps && entry.effect === "no-op")
   );
 }

@@ -2,6 +2,7 @@ import { parse as parseYaml } from "yaml";
 import type { PatchType } from "../kube/patch-types.js";
 import { isKubernetesProtobuf, protobufMetadata, protobufWithResourceVersion } from "./protobuf-metadata.js";
 import type { Verb } from "./request-classifier.js";
+import { allowsUnconditionalUpdate } from "./unconditional-updates.js";
 
 /**
  * Preconditions: the resourceVersion a write names as the state it was
@@ -12,17 +13,27 @@ import type { Verb } from "./request-classifier.js";
  * that its read and the write are atomic: the write's effect is then judged
  * exactly, and another writer landing in between (a built-in controller, the
  * kit) turns into a 409 the proxy retries itself rather than a change blamed
- * on the operator. The operator's semantics are unchanged: its write had no
- * precondition and is applied to the current state either way.
+ * on the operator. It does so only where the write's meaning is unchanged:
+ * the write is applied to the current state either way, and the proxy never
+ * adds one where the server would have refused the write without it, nor
+ * re-encodes a body whose meaning a re-encoding could change.
  */
 
 /** What the proxy knows of a write's body. */
 export interface WriteBody {
   readonly verb: Verb;
+  readonly group: string;
+  readonly resource: string;
   readonly patchType?: PatchType | "unknown";
   readonly body: Buffer;
-  /** The body parsed as JSON (or YAML for apply), when it is. */
+  /** The body parsed as JSON (or, for evidence only, as YAML). */
   readonly parsed?: unknown;
+  /**
+   * True when `parsed` came from JSON and re-serialising it gives the same
+   * write (no number JavaScript would change); YAML is never re-encoded:
+   * the API server reads it as YAML 1.1, where `010` is 8 and `yes` true.
+   */
+  readonly reencodable?: boolean;
 }
 
 /** The precondition the request itself carries, if any. */
@@ -46,18 +57,19 @@ export function sentPrecondition(write: WriteBody): string | undefined {
 
 /**
  * The body of an update or patch rewritten to carry `resourceVersion` as
- * its precondition, or undefined when this body cannot carry one safely
- * (CBOR, a body the proxy cannot parse, JSON whose numbers would not survive
- * a round trip through JavaScript).
+ * its precondition, or undefined when it must go as it came: an update of a
+ * resource that refuses unconditional updates (the server's 422 must
+ * stand), CBOR, YAML, a body the proxy cannot parse, or JSON whose numbers
+ * would not survive a round trip through JavaScript.
  */
 export function withPrecondition(write: WriteBody, resourceVersion: string): Buffer | undefined {
   const { verb, patchType, body } = write;
+  if (verb !== "update" && verb !== "patch") return undefined;
+  if (verb === "update" && !allowsUnconditionalUpdate(write.group, write.resource)) return undefined;
   if (verb === "update" && isKubernetesProtobuf(body))
     return protobufWithResourceVersion(body, resourceVersion);
-  if (verb !== "update" && verb !== "patch") return undefined;
-  if (patchType === "unknown") return undefined;
+  if (patchType === "unknown" || !write.reencodable) return undefined;
   const parsed = write.parsed;
-  if (parsed === undefined || hasUnsafeNumbers(body)) return undefined;
   if (verb === "patch" && patchType === "json") {
     if (!Array.isArray(parsed)) return undefined;
     // Prepended, so an operation of the operator's own on the same path still wins.
@@ -68,38 +80,64 @@ export function withPrecondition(write: WriteBody, resourceVersion: string): Buf
   const object = parsed as Record<string, unknown>;
   const metadata = object.metadata;
   if (metadata !== undefined && (typeof metadata !== "object" || metadata === null)) return undefined;
-  // JSON is YAML, so an apply body may be sent back as JSON under its YAML media type.
+  // JSON is YAML, so an apply body that came as JSON may go back as JSON under its YAML media type.
   return Buffer.from(JSON.stringify({ ...object, metadata: { ...metadata, resourceVersion } }));
 }
 
-/** The body as JSON, or for server-side apply as YAML; undefined for anything else. */
-export function parseWriteBody(body: Buffer, contentType: string | undefined): unknown {
+/**
+ * The body as JSON, or for server-side apply sent as real YAML, as YAML (for
+ * the write log only: see `reencodable`).
+ */
+export function parseWriteBody(
+  body: Buffer,
+  contentType: string | undefined,
+): { parsed?: unknown; reencodable: boolean } {
   const type = String(contentType ?? "").toLowerCase();
-  if (body.length === 0 || isKubernetesProtobuf(body)) return undefined;
+  if (body.length === 0 || isKubernetesProtobuf(body)) return { reencodable: false };
   const text = body.toString("utf8");
-  if (type.includes("json")) return tryParse(() => JSON.parse(text) as unknown);
+  if (!type.includes("json") && !type.includes("apply-patch+yaml")) return { reencodable: false };
+  const json = parseJsonExactly(text);
+  if (json) return json;
   if (type.includes("apply-patch+yaml")) {
-    return tryParse(() => JSON.parse(text) as unknown) ?? tryParse(() => parseYaml(text) as unknown);
+    try {
+      return { parsed: parseYaml(text) as unknown, reencodable: false };
+    } catch {
+      return { reencodable: false };
+    }
   }
-  return undefined;
+  return { reencodable: false };
 }
 
-function tryParse(parse: () => unknown): unknown {
+/**
+ * JSON.parse, noting whether every number reads back as written: a number
+ * JavaScript rounds (more than 15 significant digits), overflows (`1e400`)
+ * or writes differently (`1.0`) makes the body not re-encodable.
+ */
+function parseJsonExactly(text: string): { parsed: unknown; reencodable: boolean } | undefined {
+  let exact = true;
   try {
-    return parse();
+    const parsed = JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => {
+      if (typeof value === "number" && context?.source !== undefined && String(value) !== context.source) {
+        exact = false;
+      }
+      return value;
+    }) as unknown;
+    // Without source access (an older runtime) numbers cannot be checked: be careful.
+    return { parsed, reencodable: exact && SOURCE_ACCESS };
   } catch {
     return undefined;
   }
 }
 
-/**
- * True when the body holds a number JavaScript cannot represent exactly
- * (16 digits or more): re-serialising it would change the write. Digits
- * inside strings count too, which only makes the proxy more careful.
- */
-function hasUnsafeNumbers(body: Buffer): boolean {
-  return /\d{16,}/.test(body.toString("utf8"));
-}
+/** Whether this runtime hands JSON.parse revivers the source text of each value (Node 21 and later). */
+const SOURCE_ACCESS = (() => {
+  let seen = false;
+  JSON.parse("1", (_key, value: unknown, context?: { source?: string }) => {
+    seen = context?.source === "1";
+    return value;
+  });
+  return seen;
+})();
 
 function nested(value: unknown, ...path: string[]): string | undefined {
   let current = value;

@@ -42,7 +42,8 @@ export function createProxyCertificate(
   const notBefore = new Date(now.getTime() - 3_600_000);
   const notAfter = new Date(now.getTime() + (options.days ?? 7) * 86_400_000);
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // a positive INTEGER
+  // A positive INTEGER in minimal DER: top bit clear (not negative), next bit set (no leading zero).
+  serial[0] = 0x40 | ((serial[0] ?? 0) & 0x3f);
   const extensions = sequence(
     extension(OID.subjectAltName, false, sequence(tagged(0x87, ipBytes(ip)))),
     // Self-signed and trusted directly as a root, so it is its own CA.

@@ -1,5 +1,11 @@
 import { describeError, InfrastructureError } from "../errors.js";
-import type { ApiServerConnection, BufferedAnswer, OutgoingHeaders } from "../kube/api-server-connection.js";
+import { setTimeout as delay } from "node:timers/promises";
+import {
+  RequestWithheld,
+  type ApiServerConnection,
+  type BufferedAnswer,
+  type OutgoingHeaders,
+} from "../kube/api-server-connection.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { mutationRequest, objectPath } from "./fault-actions.js";
@@ -93,29 +99,36 @@ export class WriteHandler {
       actor: write.actor,
       ownerUids: request.ownerUids,
       hasPrecondition: request.precondition !== undefined,
+      countable: tagOf(request.info) === undefined && !request.dryRun,
     });
-    let kitWrite: WriteEntry | undefined;
     if (fault?.spec.kind === "fail-with") return this.failWith(request, fault);
-    if (fault) {
-      kitWrite = await this.mutateBefore(request, fault);
-      if (kitWrite === undefined) return this.forwardAndRecord(request, undefined); // the fault failed
-    }
-    if (this.isDropped(write)) return this.drop(request);
-    return this.forwardAndRecord(request, fault && kitWrite ? { fault, kitWrite } : undefined);
+    const kitWrite = fault ? await this.mutateBefore(request, fault) : undefined;
+    // A fault whose own write failed has reported so; the operator's write goes as it came.
+    const acting = fault && kitWrite ? { fault, kitWrite } : undefined;
+    if (this.isDropped(write)) return this.drop(request, acting?.fault);
+    return this.forwardAndRecord(request, acting);
   }
 
   /** Step 1: what the write is. */
   private read(write: IncomingWrite): ReadWrite {
     const contentType = header(write.headers, "content-type");
     const classified = classifyRequest(write.method, write.url, contentType);
-    const parsed = parseWriteBody(write.body, contentType);
+    const { parsed, reencodable } = parseWriteBody(write.body, contentType);
     const meta = protobufMetadata(write.body) ?? jsonMetadata(parsed);
     // A create names its object in the body; the URL names it for every other verb.
     const info: RequestInfo =
       classified.name || !meta.name || classified.verb !== "create"
         ? classified
         : { ...classified, name: meta.name };
-    const body: WriteBody = { verb: info.verb, patchType: info.patchType, body: write.body, parsed };
+    const body: WriteBody = {
+      verb: info.verb,
+      group: info.group,
+      resource: info.resource,
+      patchType: info.patchType,
+      body: write.body,
+      parsed,
+      reencodable,
+    };
     const query = new URL(write.url, "http://write.invalid").searchParams;
     return {
       write,
@@ -135,7 +148,8 @@ export class WriteHandler {
     return write.actor === "operator" && (this.crashInProgress || this.killedRuns.has(write.run ?? 0));
   }
 
-  private drop(request: ReadWrite): WriteAnswer {
+  /** Logs a write of a killed run that never reached the server; a fault that had taken it fails. */
+  private drop(request: ReadWrite, fault?: TakenFault): WriteAnswer {
     const entry = this.entry(
       request,
       this.deps.log.takeSeq(),
@@ -147,6 +161,9 @@ export class WriteHandler {
     );
     this.deps.log.append(entry);
     this.droppedDuringCrash.push(entry.seq);
+    fault?.fail(
+      new Error(`the write it acted before was dropped: the operator was crashed (entry ${entry.seq})`),
+    );
     return { kind: "cut" };
   }
 
@@ -220,10 +237,29 @@ export class WriteHandler {
     request: ReadWrite,
     mutated: { fault: TakenFault; kitWrite: WriteEntry } | undefined,
   ): Promise<WriteAnswer> {
-    const forwarded = await this.forward(request, mutated?.fault.id);
-    if (forwarded === "dropped") return this.drop(request);
+    let forwarded: Forwarded | "dropped";
+    try {
+      forwarded = await this.forward(request, mutated?.fault.id);
+    } catch (error) {
+      // No answer from the API server (a cut connection, credentials that could not be read):
+      // the write may or may not have landed. Logged as such; the fault fails; the client gets 502.
+      const entry = this.entry(
+        request,
+        this.deps.log.takeSeq(),
+        { code: 0, reason: "NoAnswer", ...(mutated ? { fault: mutated.fault.id } : {}) },
+        { effect: "ambiguous", why: `no answer from the API server: ${describeError(error)}` },
+      );
+      this.deps.log.append(entry);
+      mutated?.fault.fail(error);
+      throw error;
+    }
+    if (forwarded === "dropped") return this.drop(request, mutated?.fault);
     const { answer } = forwarded;
-    const crash = this.deps.faults.takeAfter(forwarded.entry);
+    // One crash at a time: a write answered while another crash is under way is not a crash line.
+    const crash =
+      this.crashInProgress || this.isDropped(request.write)
+        ? undefined
+        : this.deps.faults.takeAfter(forwarded.entry);
     const entry = crash ? { ...forwarded.entry, fault: crash.id } : forwarded.entry;
     this.deps.log.append(entry);
     if (mutated) mutated.fault.fire({ hit: entry, kitWrite: mutated.kitWrite });
@@ -285,19 +321,24 @@ export class WriteHandler {
             proxyPrecondition: { resourceVersion: prior?.resourceVersion ?? "", attempts: attempt },
           }
         : { body: request.write.body };
-      if (this.isDropped(request.write)) return "dropped";
-      seq = this.deps.log.takeSeq(); // numbered as it is sent
       const result = await this.send(request.write, sent.body);
-      if (conditioned && isStaleConflict(result) && attempt < PRECONDITION_ATTEMPTS) continue;
-      if (conditioned && isStaleConflict(result)) {
+      if (result === "dropped") return "dropped";
+      seq = result.seq;
+      if (conditioned && isStaleConflict(result.answer) && attempt < PRECONDITION_ATTEMPTS) {
+        // Another writer won the race; give it a moment before reading again.
+        await delay(attempt * 2);
+        continue;
+      }
+      if (conditioned && isStaleConflict(result.answer)) {
         // Another writer kept winning: send the write as the operator did, and say the effect is unknown.
-        if (this.isDropped(request.write)) return "dropped";
-        seq = this.deps.log.takeSeq();
         sent = { body: request.write.body };
-        answer = await this.send(request.write, sent.body);
+        const last = await this.send(request.write, sent.body);
+        if (last === "dropped") return "dropped";
+        seq = last.seq;
+        answer = last.answer;
         break;
       }
-      answer = result;
+      answer = result.answer;
     }
     if (answer === undefined) throw new Error("unreachable: no answer after precondition attempts");
 
@@ -358,16 +399,40 @@ export class WriteHandler {
     };
   }
 
-  private send(write: IncomingWrite, body: Buffer): Promise<BufferedAnswer> {
+  /**
+   * Sends one attempt, numbered as it leaves; "dropped" when the operator's
+   * run was killed by the time it would have left (checked after every await).
+   */
+  private async send(
+    write: IncomingWrite,
+    body: Buffer,
+  ): Promise<{ seq: number; answer: BufferedAnswer } | "dropped"> {
     const headers = { ...write.headers };
     delete headers["content-length"];
     // The proxy reads every answer to a write; a compressed one (large objects, when the client
     // accepts gzip) would leave its effect unknown. Any client takes an uncompressed answer.
     delete headers["accept-encoding"];
-    return this.deps.connection.exchange(
-      { method: write.method, path: write.url, headers, idleTimeoutMs: 0 },
-      body,
-    );
+    let seq = 0;
+    try {
+      const answer = await this.deps.connection.exchange(
+        {
+          method: write.method,
+          path: write.url,
+          headers,
+          idleTimeoutMs: 0,
+          shouldSend: () => {
+            if (this.isDropped(write)) return false;
+            seq = this.deps.log.takeSeq(); // numbered in the order writes leave for the API server
+            return true;
+          },
+        },
+        body,
+      );
+      return { seq, answer };
+    } catch (error) {
+      if (error instanceof RequestWithheld) return "dropped";
+      throw error;
+    }
   }
 
   private entry(

@@ -176,7 +176,7 @@ describe("the kit's writer", () => {
     expect(file).toContain('"resource":"secrets"');
     expect(file).not.toContain("hunter2");
     expect(file).not.toContain(Buffer.from("t0ken-plaintext").toString("base64"));
-    expect(file).toMatch(/"password":"sha256:[0-9a-f]{12}"/);
+    expect(file).toMatch(/"password":"hmac:[0-9a-f]{12}"/);
   });
 });
 

@@ -353,6 +353,37 @@ describe("write effects on a real API server", () => {
     });
   });
 
+  it("server-side apply sent as YAML reaches the server as written (YAML 1.1: replicas 010 is 8)", async () => {
+    const name = `yaml-${randomBytes(3).toString("hex")}`;
+    const manifest = (replicas: string) =>
+      Buffer.from(
+        [
+          "apiVersion: apps/v1",
+          "kind: Deployment",
+          "metadata:",
+          `  name: ${name}`,
+          `  namespace: ${namespace}`,
+          "spec:",
+          `  replicas: ${replicas}`,
+          "  selector: {matchLabels: {app: web}}",
+          "  template:",
+          "    metadata: {labels: {app: web}}",
+          "    spec: {containers: [{name: c, image: 'x:1'}]}",
+          "",
+        ].join("\n"),
+      );
+    const path = `/apis/apps/v1/namespaces/${namespace}/deployments/${name}?fieldManager=test-operator`;
+    const apply = (replicas: string) =>
+      asOperator("PATCH", path, { body: manifest(replicas), contentType: PATCH_CONTENT_TYPES.apply });
+    expect((await apply("1")).status).toBe(201);
+    expect((await apply("010")).status).toBe(200);
+    const stored = await live(`/apis/apps/v1/namespaces/${namespace}/deployments/${name}`);
+    expect((stored.spec as { replicas: number }).replicas).toBe(8);
+    // The proxy did not re-encode it (no precondition of its own): judged from the state it read.
+    expect(lastWrite().proxyPrecondition).toBeUndefined();
+    expect(lastWrite().effect).toBe("ambiguous");
+  });
+
   it("status of a custom resource: no-op and changed", async () => {
     const name = `app-${randomBytes(3).toString("hex")}`;
     const app = await cluster.client.create({
@@ -369,12 +400,18 @@ describe("write effects on a real API server", () => {
     const current = await live(path.replace(/\/status$/, ""));
     expect((await write(current)).status).toBe(200);
     expect(lastWrite()).toMatchObject({ subresource: "status", effect: "no-op" });
+    // A custom resource refuses an update without a resourceVersion (422): through the proxy too,
+    // which must not add a precondition that would make it succeed.
     const { resourceVersion: _rv, ...unconditional } = current.metadata ?? {};
-    expect(
-      (await write({ ...current, metadata: unconditional, status: { observedGeneration: 2 } })).status,
-    ).toBe(200);
-    expect(lastWrite()).toMatchObject({ subresource: "status", effect: "changed" });
-    expect(lastWrite().proxyPrecondition).toBeDefined();
+    const refused = await write({ ...current, metadata: unconditional, status: { observedGeneration: 2 } });
+    expect(refused.status).toBe(422);
+    expect(lastWrite()).toMatchObject({ subresource: "status", effect: "rejected", code: 422 });
+    expect(lastWrite().proxyPrecondition).toBeUndefined();
+    expect((await live(path.replace(/\/status$/, ""))).status).toEqual(status);
+    const spec = await asOperator("PUT", path.replace(/\/status$/, ""), {
+      body: { ...current, metadata: unconditional, spec: { image: "x:2", replicas: 1, port: 8080 } },
+    });
+    expect(spec.status).toBe(422);
   });
 
   it("status of a built-in kind (a Service, protobuf): no-op and changed", async () => {
@@ -509,7 +546,11 @@ describe("write effects on a real API server", () => {
     expect(foreignWrites).toBeGreaterThan(0);
     // The race happened: a foreign write landed between the proxy's read and the forwarded write at least once.
     expect(applies.some((e) => (e.proxyPrecondition?.attempts ?? 1) > 1)).toBe(true);
-    // The first apply took ownership of data.a (a real change); every later one changed nothing.
-    expect(applies.slice(1).map((e) => e.effect)).toEqual(applies.slice(1).map(() => "no-op"));
+    // The first apply took ownership of data.a (a real change); every later one changed nothing:
+    // no-op, or, where the foreign writer won every attempt and the proxy sent the apply as it came
+    // (no precondition of its own), ambiguous. Never changed.
+    for (const apply of applies.slice(1)) {
+      expect(apply.effect).toBe(apply.proxyPrecondition ? "no-op" : "ambiguous");
+    }
   });
 });

@@ -13,10 +13,33 @@ import {
   protobufWithResourceVersion,
 } from "../../src/proxy/protobuf-metadata.js";
 
-const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+const CONFIGMAPS = { group: "", resource: "configmaps" };
+
+/** A write as the proxy reads it, from raw text (JSON unless a content type says otherwise). */
+function write(
+  verb: WriteBody["verb"],
+  text: string,
+  options: {
+    patchType?: WriteBody["patchType"];
+    contentType?: string;
+    group?: string;
+    resource?: string;
+  } = {},
+): WriteBody {
+  const raw = Buffer.from(text);
+  const { parsed, reencodable } = parseWriteBody(raw, options.contentType ?? "application/json");
+  return {
+    verb,
+    group: options.group ?? CONFIGMAPS.group,
+    resource: options.resource ?? CONFIGMAPS.resource,
+    patchType: options.patchType,
+    body: raw,
+    parsed,
+    reencodable,
+  };
+}
 function body(verb: WriteBody["verb"], value: unknown, patchType?: WriteBody["patchType"]): WriteBody {
-  const raw = json(value);
-  return { verb, patchType, body: raw, parsed: JSON.parse(raw.toString()) as unknown };
+  return write(verb, JSON.stringify(value), { patchType });
 }
 
 /** A minimal protobuf ConfigMap: envelope, raw object with metadata {name 1, uid 5, rv 6}, and data field 2. */
@@ -79,7 +102,7 @@ describe("sentPrecondition", () => {
         [6, "77"],
       ]),
     );
-    expect(sentPrecondition({ verb: "update", body: proto })).toBe("77");
+    expect(sentPrecondition({ verb: "update", ...CONFIGMAPS, body: proto })).toBe("77");
   });
 });
 
@@ -114,16 +137,60 @@ describe("withPrecondition", () => {
     ]);
   });
 
-  it("conditions a server-side apply sent as YAML, answering JSON (which is YAML)", () => {
-    const yaml = Buffer.from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: '1'\n");
-    const parsed = parseWriteBody(yaml, "application/apply-patch+yaml");
-    const out = withPrecondition({ verb: "patch", patchType: "apply", body: yaml, parsed }, "9");
-    expect(parse(String(out))).toEqual({
+  it("conditions a server-side apply sent as JSON (client-go's way), keeping its media type's meaning", () => {
+    const apply = write(
+      "patch",
+      '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"x":"1"}}',
+      {
+        patchType: "apply",
+        contentType: "application/apply-patch+yaml",
+      },
+    );
+    expect(parse(String(withPrecondition(apply, "9")))).toEqual({
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: "a", resourceVersion: "9" },
       data: { x: "1" },
     });
+  });
+
+  it("never re-encodes a server-side apply sent as real YAML: the API server reads YAML 1.1 (010 is 8)", () => {
+    const yaml = write(
+      "patch",
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  replicas: 010\n",
+      {
+        patchType: "apply",
+        contentType: "application/apply-patch+yaml",
+        group: "apps",
+        resource: "deployments",
+      },
+    );
+    expect(yaml.parsed).toMatchObject({ kind: "Deployment" }); // read for the write log
+    expect(yaml.reencodable).toBe(false);
+    expect(withPrecondition(yaml, "9")).toBeUndefined();
+  });
+
+  it("never conditions an update of a resource that refuses unconditional updates: the server's 422 must stand", () => {
+    const object = '{"apiVersion":"demo.example/v1","kind":"WebApp","metadata":{"name":"a"},"spec":{}}';
+    expect(
+      withPrecondition(write("update", object, { group: "demo.example", resource: "webapps" }), "9"),
+    ).toBeUndefined();
+    expect(
+      withPrecondition(write("update", object, { group: "coordination.k8s.io", resource: "leases" }), "9"),
+    ).toBeUndefined();
+    // A patch of the same resource is fine: the server conditions every patch on the state it read.
+    expect(
+      withPrecondition(
+        write("patch", '{"spec":{}}', { patchType: "merge", group: "demo.example", resource: "webapps" }),
+        "9",
+      ),
+    ).toBeDefined();
+    expect(
+      withPrecondition(
+        write("update", '{"metadata":{"name":"a"}}', { group: "apps", resource: "deployments" }),
+        "9",
+      ),
+    ).toBeDefined();
   });
 
   it("sets it in a protobuf update, leaving every other byte of the object as it was", () => {
@@ -147,25 +214,28 @@ describe("withPrecondition", () => {
     );
     expect(proto.includes(dataField)).toBe(true);
     expect(out?.includes(dataField)).toBe(true);
-    expect(withPrecondition({ verb: "update", body: proto }, "42")?.equals(out ?? Buffer.alloc(0))).toBe(
-      true,
-    );
+    expect(
+      withPrecondition({ verb: "update", ...CONFIGMAPS, body: proto }, "42")?.equals(out ?? Buffer.alloc(0)),
+    ).toBe(true);
   });
 
   it("edits metadata only inside a Kubernetes protobuf envelope", () => {
     expect(editProtobufMetadata(Buffer.from("{}"), (m) => m)).toBeUndefined();
   });
 
-  const cbor: WriteBody = { verb: "patch", patchType: "apply", body: Buffer.from([0xd9, 0xd9, 0xf7]) };
-  const bigNumber: WriteBody = {
-    verb: "update",
-    body: Buffer.from('{"metadata":{},"spec":{"n":12345678901234567890}}'),
-    parsed: {},
+  const cbor: WriteBody = {
+    verb: "patch",
+    patchType: "apply",
+    ...CONFIGMAPS,
+    body: Buffer.from([0xd9, 0xd9, 0xf7]),
   };
   it.each([
     ["CBOR apply", cbor],
     ["an unknown patch type", body("patch", { a: 1 }, "unknown")],
-    ["a number JavaScript would round", bigNumber],
+    ["a number JavaScript would round", write("update", '{"metadata":{},"spec":{"n":12345678901234567890}}')],
+    ["a decimal JavaScript would round", write("update", '{"metadata":{},"spec":{"n":12345678901234.567}}')],
+    ["a number that overflows", write("update", '{"metadata":{},"spec":{"n":1e400}}')],
+    ["a number written another way", write("patch", '{"spec":{"n":1.0}}', { patchType: "merge" })],
     ["a merge patch that is not an object", body("patch", null, "merge")],
     ["a create", body("create", { metadata: {} })],
   ])("refuses %s", (_name, write) => {

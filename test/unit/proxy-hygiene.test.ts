@@ -23,7 +23,8 @@ describe("redactSecretBody", () => {
     });
     expect(JSON.stringify(out)).not.toContain("aHVudGVyMg==");
     expect(JSON.stringify(out)).not.toContain("t0k3n");
-    expect(secretHash("a")).toMatch(/^sha256:[0-9a-f]{12}$/);
+    expect(secretHash("a")).toMatch(/^hmac:[0-9a-f]{12}$/);
+    expect(secretHash("a")).toBe(secretHash("a"));
     expect(secretHash("a")).not.toBe(secretHash("b"));
   });
 
@@ -35,6 +36,41 @@ describe("redactSecretBody", () => {
     ]);
     expect(JSON.stringify(out)).not.toContain("c2VjcmV0");
     expect(JSON.stringify(out)).toContain("visible");
+  });
+
+  it("hashes kubectl's last-applied-configuration of a Secret, which holds every value", () => {
+    const lastApplied = JSON.stringify({ kind: "Secret", stringData: { password: "in-the-annotation" } });
+    const body = {
+      kind: "Secret",
+      metadata: {
+        name: "s",
+        annotations: { "kubectl.kubernetes.io/last-applied-configuration": lastApplied, keep: "me" },
+      },
+    };
+    const out = JSON.stringify(redactSecretBody(secrets, body));
+    expect(out).not.toContain("in-the-annotation");
+    expect(out).toContain('"keep":"me"');
+    const patched = JSON.stringify(
+      redactSecretBody(secrets, [
+        {
+          op: "add",
+          path: "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration",
+          value: lastApplied,
+        },
+        {
+          op: "replace",
+          path: "/metadata/annotations",
+          value: { "kubectl.kubernetes.io/last-applied-configuration": lastApplied },
+        },
+        {
+          op: "replace",
+          path: "/metadata",
+          value: { annotations: { "kubectl.kubernetes.io/last-applied-configuration": lastApplied } },
+        },
+        { op: "replace", path: "", value: body },
+      ]),
+    );
+    expect(patched).not.toContain("in-the-annotation");
   });
 
   it("leaves other kinds alone", () => {

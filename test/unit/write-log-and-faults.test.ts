@@ -74,6 +74,7 @@ function candidate(fields: Partial<FaultCandidate> = {}): FaultCandidate {
     namespace: "ns",
     actor: "operator",
     hasPrecondition: false,
+    countable: true,
     ...fields,
   };
 }
@@ -108,6 +109,14 @@ describe("FaultPlan", () => {
     expect(plan.takeBefore(candidate({ verb: "update", hasPrecondition: true }))).toBeDefined();
   });
 
+  it("ordinal: a fault acting before a write never takes an Event, a Lease, a review or a dry run", () => {
+    const plan = new FaultPlan(new WriteLog());
+    const armed = plan.arm({ kind: "fail-with", status: 500, match: { namespace: "ns", ordinal: 1 } });
+    expect(plan.takeBefore(candidate({ resource: "events", countable: false }))).toBeUndefined();
+    expect(plan.takeBefore(candidate({ verb: "create", countable: false }))).toBeUndefined();
+    expect(plan.takeBefore(candidate({ resource: "configmaps" }))?.id).toBe(armed.id);
+  });
+
   it("ordinal: counts successful operator writes in scope, leaving out bookkeeping, failures, kit writes and (if asked) no-ops", () => {
     const log = new WriteLog();
     const plan = new FaultPlan(log);
@@ -129,6 +138,7 @@ describe("FaultPlan", () => {
     append({ resource: "leases", group: "coordination.k8s.io", tag: "lease" });
     append({ code: 409, effect: "rejected" });
     append({ actor: "kit" });
+    append({ dryRun: true, effect: "no-op" });
     append({ namespace: "other" });
     append({ verb: "update", code: 200, effect: "no-op" });
     // The third counted write is not there yet: the write about to be sent is it.
