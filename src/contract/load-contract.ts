@@ -1,0 +1,230 @@
+import { readFile } from "node:fs/promises";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { parseAllDocuments } from "yaml";
+import type { z } from "zod";
+import { UsageError } from "../errors.js";
+import type { KubeObject } from "../kube/kube-client.js";
+import { contractSchema, durationMs, type ContractDocument, type SUITES } from "./contract-schema.js";
+import { CelCompileError, compileCelReadiness, type Readiness } from "./readiness.js";
+
+/** The contract as the runner uses it: defaults filled in, paths absolute, files read, durations in ms. */
+export interface Contract {
+  /** Absolute path of the contract file. */
+  readonly file: string;
+  readonly operator: {
+    readonly argv: readonly [string, ...string[]];
+    readonly cwd: string;
+    readonly env: Readonly<Record<string, string>>;
+    readonly passThroughEnv: readonly string[];
+    readonly startTimeoutMs: number;
+  };
+  /** The CRD manifests, read and checked. */
+  readonly crds: readonly { readonly file: string; readonly object: KubeObject }[];
+  readonly sample: { readonly file: string; readonly object: KubeObject };
+  /** The CRD that serves the sample's kind, and its plural. */
+  readonly customResource: {
+    readonly group: string;
+    readonly version: string;
+    readonly resource: string;
+    readonly kind: string;
+  };
+  readonly updates: readonly Readonly<Record<string, unknown>>[];
+  readonly readiness: Readiness;
+  readonly quietPeriodMs: number;
+  readonly timeouts: { readonly convergeMs: number; readonly crdEstablishedMs: number };
+  readonly ignoreWrites: readonly { readonly group: string; readonly resource: string }[];
+  readonly drift: { readonly include: readonly string[]; readonly exclude: readonly string[] };
+  readonly suites: readonly (typeof SUITES)[number][];
+}
+
+/**
+ * Reads, validates and resolves a contract file. Every error is a
+ * UsageError (exit code 2) naming the file, the field path, the bad value
+ * and the expected form.
+ */
+export async function loadContract(path: string): Promise<Contract> {
+  const file = resolve(path);
+  const text = await readFile(file, "utf8").catch((error: unknown) => {
+    throw new UsageError("config/unreadable", `${path}: cannot read the contract: ${errnoText(error)}`);
+  });
+  const document = parseSingleYaml(text, file);
+  const parsed = contractSchema.safeParse(document, { reportInput: true });
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${describeIssue(issue)}`);
+    throw new UsageError("config/invalid", `${file}: the contract is not valid:\n${lines.join("\n")}`);
+  }
+  return resolveContract(file, parsed.data);
+}
+
+async function resolveContract(file: string, doc: ContractDocument): Promise<Contract> {
+  const dir = dirname(file);
+  const at = (relative: string) => (isAbsolute(relative) ? relative : resolve(dir, relative));
+  const [program, ...args] = doc.operator.command;
+  if (program === undefined) throw new UsageError("config/invalid", `${file}: operator.command: empty`);
+
+  const crds = await Promise.all(
+    doc.crds.map(async (relative, index) => {
+      const field = `crds[${index}]`;
+      const objects = await readManifests(file, field, at(relative));
+      const found = objects.filter((o) => o.kind === "CustomResourceDefinition");
+      if (found.length === 0) {
+        throw new UsageError(
+          "config/invalid",
+          `${file}: ${field}: ${relative} holds no CustomResourceDefinition (kinds: ${objects.map((o) => o.kind).join(", ") || "none"})`,
+        );
+      }
+      return found.map((object) => ({ file: at(relative), object }));
+    }),
+  );
+  const [sample, ...extra] = await readManifests(file, "sample", at(doc.sample));
+  if (!sample || extra.length > 0) {
+    throw new UsageError("config/invalid", `${file}: sample: ${doc.sample} must hold exactly one object`);
+  }
+  if (!sample.apiVersion || !sample.kind || !sample.metadata?.name) {
+    throw new UsageError(
+      "config/invalid",
+      `${file}: sample: ${doc.sample} needs apiVersion, kind and metadata.name (got ${sample.apiVersion ?? "?"} ${sample.kind ?? "?"} ${sample.metadata?.name ?? "?"})`,
+    );
+  }
+  const customResource = servingCrd(
+    file,
+    sample,
+    crds.flat().map((c) => c.object),
+  );
+
+  let readiness: Readiness;
+  if (typeof doc.readiness === "string") {
+    readiness = { kind: doc.readiness };
+  } else {
+    try {
+      readiness = compileCelReadiness(doc.readiness.cel);
+    } catch (error) {
+      if (!(error instanceof CelCompileError)) throw error;
+      const where = error.position ? ` at line ${error.position.line}, column ${error.position.column}` : "";
+      throw new UsageError(
+        "config/invalid",
+        `${file}: readiness.cel: ${JSON.stringify(doc.readiness.cel)} does not compile${where}: ${error.message}`,
+      );
+    }
+  }
+
+  return {
+    file,
+    operator: {
+      argv: [program, ...args],
+      cwd: doc.operator.workingDir ? at(doc.operator.workingDir) : dir,
+      env: doc.operator.env,
+      passThroughEnv: doc.operator.passThroughEnv,
+      startTimeoutMs: durationMs(doc.operator.startTimeout),
+    },
+    crds: crds.flat(),
+    sample: { file: at(doc.sample), object: sample },
+    customResource,
+    updates: doc.updates,
+    readiness,
+    quietPeriodMs: durationMs(doc.quietPeriod),
+    timeouts: {
+      convergeMs: durationMs(doc.timeouts.converge),
+      crdEstablishedMs: durationMs(doc.timeouts.crdEstablished),
+    },
+    ignoreWrites: doc.ignoreWrites,
+    drift: doc.drift,
+    suites: doc.suites,
+  };
+}
+
+/** The group, served version, plural and kind of the CRD that serves the sample. */
+function servingCrd(file: string, sample: KubeObject, crds: KubeObject[]): Contract["customResource"] {
+  const [group, version] = sample.apiVersion?.includes("/")
+    ? sample.apiVersion.split("/")
+    : ["", sample.apiVersion];
+  for (const crd of crds) {
+    const spec = (crd.spec ?? {}) as {
+      group?: string;
+      names?: { kind?: string; plural?: string };
+      versions?: { name?: string; served?: boolean }[];
+    };
+    if (spec.group !== group || spec.names?.kind !== sample.kind) continue;
+    if (!spec.versions?.some((v) => v.name === version && v.served !== false)) continue;
+    return {
+      group: group ?? "",
+      version: version ?? "",
+      resource: spec.names?.plural ?? "",
+      kind: sample.kind ?? "",
+    };
+  }
+  throw new UsageError(
+    "config/invalid",
+    `${file}: sample: no CRD in crds serves ${sample.kind} in ${sample.apiVersion}; expected one whose spec.group is "${group}", spec.names.kind "${sample.kind}" and a served version "${version}"`,
+  );
+}
+
+async function readManifests(contract: string, field: string, path: string): Promise<KubeObject[]> {
+  const text = await readFile(path, "utf8").catch((error: unknown) => {
+    throw new UsageError("config/invalid", `${contract}: ${field}: cannot read ${path}: ${errnoText(error)}`);
+  });
+  const documents = parseAllDocuments(text);
+  const objects: KubeObject[] = [];
+  for (const document of documents) {
+    if (document.errors.length > 0) {
+      throw new UsageError(
+        "config/invalid",
+        `${contract}: ${field}: ${path} is not valid YAML: ${document.errors[0]?.message ?? ""}`,
+      );
+    }
+    const value: unknown = document.toJS();
+    if (value === null || value === undefined) continue;
+    if (typeof value !== "object" || Array.isArray(value)) {
+      throw new UsageError(
+        "config/invalid",
+        `${contract}: ${field}: ${path} holds something that is not a Kubernetes object`,
+      );
+    }
+    objects.push(value as KubeObject);
+  }
+  return objects;
+}
+
+function parseSingleYaml(text: string, file: string): unknown {
+  const documents = parseAllDocuments(text);
+  const errors = documents.flatMap((d) => d.errors);
+  if (errors.length > 0) {
+    throw new UsageError("config/invalid", `${file}: not valid YAML: ${errors[0]?.message ?? ""}`);
+  }
+  const values = documents.map((d) => d.toJS() as unknown).filter((v) => v !== null && v !== undefined);
+  if (values.length !== 1) {
+    throw new UsageError(
+      "config/invalid",
+      `${file}: expected one YAML document with the contract, found ${values.length}`,
+    );
+  }
+  return values[0];
+}
+
+/** "operator.command: expected ..., got 42" */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.length === 0 ? "(top level)" : formatPath(issue.path);
+  if (issue.code === "unrecognized_keys") {
+    return `${path}: unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`;
+  }
+  const got = "input" in issue && issue.input !== undefined ? `, got ${preview(issue.input)}` : "";
+  return `${path}: ${issue.message}${got}`;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((part, index) =>
+      typeof part === "number" ? `[${part}]` : `${index === 0 ? "" : "."}${String(part)}`,
+    )
+    .join("");
+}
+
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function errnoText(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,184 @@
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { describe, expect, it } from "vitest";
+import { durationMs } from "../../src/contract/contract-schema.js";
+import { loadContract } from "../../src/contract/load-contract.js";
+import { UsageError } from "../../src/errors.js";
+import { renderSchema, SCHEMA_FILE } from "../../scripts/generate-schema.js";
+import { exampleDir } from "../support/webapp-example.js";
+
+const CRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "widgets.example.com" },
+  spec: {
+    group: "example.com",
+    scope: "Namespaced",
+    names: { plural: "widgets", singular: "widget", kind: "Widget" },
+    versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object" } } }],
+  },
+};
+const SAMPLE = { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w" }, spec: { size: 1 } };
+
+/** A contract directory with a CRD and a sample; `contract` is written as YAML (or as text when a string). */
+async function contractDir(contract: unknown, files: Record<string, unknown> = {}): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "rc-contract-"));
+  const all = { "crds/widget.yaml": CRD, "sample.yaml": SAMPLE, ...files };
+  for (const [name, value] of Object.entries(all)) {
+    await import("node:fs/promises").then((fs) => fs.mkdir(join(dir, name, ".."), { recursive: true }));
+    await writeFile(join(dir, name), typeof value === "string" ? value : stringify(value));
+  }
+  const file = join(dir, "reconcile-conformance.yaml");
+  await writeFile(file, typeof contract === "string" ? contract : stringify(contract));
+  return file;
+}
+
+const minimal = {
+  operator: { command: ["./manager", "--leader-elect=false"] },
+  crds: ["crds/widget.yaml"],
+  sample: "sample.yaml",
+};
+
+async function loadError(contract: unknown, files?: Record<string, unknown>): Promise<string> {
+  const error = await loadContract(await contractDir(contract, files)).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(UsageError);
+  expect((error as UsageError).exitCode).toBe(2);
+  return (error as Error).message;
+}
+
+describe("loadContract", () => {
+  it("fills every default into the minimal form and resolves paths against the contract's directory", async () => {
+    const file = await contractDir(minimal);
+    const contract = await loadContract(file);
+    const dir = join(file, "..");
+    expect(contract).toMatchObject({
+      file,
+      operator: {
+        argv: ["./manager", "--leader-elect=false"],
+        cwd: dir,
+        env: {},
+        passThroughEnv: [],
+        startTimeoutMs: 60_000,
+      },
+      crds: [{ file: join(dir, "crds/widget.yaml"), object: CRD }],
+      sample: { file: join(dir, "sample.yaml"), object: SAMPLE },
+      customResource: { group: "example.com", version: "v1", resource: "widgets", kind: "Widget" },
+      updates: [],
+      readiness: { kind: "conditions" },
+      quietPeriodMs: 1500,
+      timeouts: { convergeMs: 60_000, crdEstablishedMs: 30_000 },
+      ignoreWrites: [
+        { group: "", resource: "events" },
+        { group: "events.k8s.io", resource: "events" },
+        { group: "coordination.k8s.io", resource: "leases" },
+      ],
+      drift: { include: [], exclude: [] },
+      suites: ["conflict", "idempotency", "drift", "status-stability", "staleness"],
+    });
+  });
+
+  it("loads the bundled example operator's contract", async () => {
+    const contract = await loadContract(join(exampleDir, "reconcile-conformance.yaml"));
+    expect(contract.customResource).toEqual({
+      group: "demo.reconcile-conformance.dev",
+      version: "v1alpha1",
+      resource: "webapps",
+      kind: "WebApp",
+    });
+    expect(contract.updates).toEqual([
+      { spec: { replicas: 2 } },
+      { spec: { port: 9090, args: ["--greeting=bonjour"] } },
+    ]);
+    expect(contract.operator.cwd).toBe(exampleDir);
+  });
+
+  it("compiles a CEL readiness expression once and evaluates it", async () => {
+    const contract = await loadContract(
+      await contractDir({ ...minimal, readiness: { cel: "self.status.size == self.spec.size" } }),
+    );
+    expect(contract.readiness.kind).toBe("cel");
+  });
+
+  it.each([
+    ["a missing command", { ...minimal, operator: {} }, "operator.command: "],
+    [
+      "a command that is a string",
+      { ...minimal, operator: { command: "./manager" } },
+      'operator.command: expected the command as a list of words, e.g. ["./bin/manager", "--leader-elect=false"], got "./manager"',
+    ],
+    ["a misspelt field", { ...minimal, quietPeriode: "2s" }, '(top level): unknown field "quietPeriode"'],
+    [
+      "a bad duration",
+      { ...minimal, quietPeriod: "1.5 seconds" },
+      'quietPeriod: how long the operator must make no write to count as converged: expected a duration such as "1.5s", "500ms" or "2m", got "1.5 seconds"',
+    ],
+    [
+      "an unknown readiness",
+      { ...minimal, readiness: "ready" },
+      'readiness: expected "conditions", "quiet" or { cel: "<expression over self>" }, got "ready"',
+    ],
+    [
+      "an unknown suite",
+      { ...minimal, suites: ["drfit"] },
+      'suites[0]: expected one of conflict, idempotency, drift, status-stability, staleness, got "drfit"',
+    ],
+    ["an empty update", { ...minimal, updates: [{}] }, "updates[0]: expected at least one field to change"],
+    ["no CRDs", { ...minimal, crds: [] }, "crds: expected at least one CRD manifest"],
+  ])(
+    "names the file, the field, the bad value and the expected form: %s",
+    async (_name, contract, expected) => {
+      const message = await loadError(contract);
+      expect(message).toContain("reconcile-conformance.yaml: the contract is not valid:");
+      expect(message).toContain(expected);
+    },
+  );
+
+  it("reports a CEL expression that does not compile, with its position", async () => {
+    const message = await loadError({ ...minimal, readiness: { cel: "self.status.ready &&" } });
+    expect(message).toMatch(
+      /readiness\.cel: "self\.status\.ready &&" does not compile at line 1, column \d+: /,
+    );
+  });
+
+  it("reports files that are missing, not CRDs, or do not serve the sample", async () => {
+    expect(await loadError({ ...minimal, crds: ["crds/missing.yaml"] })).toMatch(
+      /crds\[0\]: cannot read .*crds\/missing\.yaml: ENOENT/,
+    );
+    expect(await loadError({ ...minimal, crds: ["sample.yaml"] })).toContain(
+      "crds[0]: sample.yaml holds no CustomResourceDefinition (kinds: Widget)",
+    );
+    expect(
+      await loadError(minimal, { "sample.yaml": { ...SAMPLE, apiVersion: "example.com/v2" } }),
+    ).toContain(
+      'sample: no CRD in crds serves Widget in example.com/v2; expected one whose spec.group is "example.com", spec.names.kind "Widget" and a served version "v2"',
+    );
+    expect(await loadError(minimal, { "sample.yaml": { kind: "Widget" } })).toContain(
+      "sample: sample.yaml needs apiVersion, kind and metadata.name",
+    );
+    expect(await loadError("operator: [unclosed")).toContain("not valid YAML");
+  });
+
+  it("parses durations once", () => {
+    expect([durationMs("1.5s"), durationMs("500ms"), durationMs("2m")]).toEqual([1500, 500, 120_000]);
+  });
+});
+
+describe("the published JSON Schema", () => {
+  it("is the one the contract schema generates (run `npm run schema` after changing it)", async () => {
+    expect(await readFile(SCHEMA_FILE, "utf8")).toBe(renderSchema());
+  });
+
+  it("documents the defaults and forbids unknown fields, for editors", () => {
+    const schema = JSON.parse(renderSchema()) as {
+      required: string[];
+      additionalProperties: boolean;
+      properties: Record<string, { default?: unknown }>;
+    };
+    expect(schema.required).toEqual(["operator", "crds", "sample"]);
+    expect(schema.additionalProperties).toBe(false);
+    expect(schema.properties.quietPeriod?.default).toBe("1.5s");
+    expect(schema.properties.readiness?.default).toBe("conditions");
+  });
+});
