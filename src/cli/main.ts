@@ -5,6 +5,7 @@ import { consoleLogger, type Logger } from "../util/logger.js";
 import { parseFlags } from "./arguments.js";
 import { clusterCreate, clusterDelete, clusterFlags } from "./cluster-commands.js";
 import { doctor } from "./doctor.js";
+import { runCommand } from "./run-command.js";
 import { VERSION } from "../version.js";
 
 /** Everything the CLI touches outside itself; the entry file passes the real ones. */
@@ -25,6 +26,12 @@ export interface CommandContext extends CliDeps {
 const USAGE = `reconcile-conformance ${VERSION}: tests that a Kubernetes operator's reconcile loop is safe to run again.
 
 Usage:
+  reconcile-conformance run [--config F] [--cluster kwok|kind|existing] [--suite a,b] [--check ID]
+                            [--report-dir D] [--strict] [--keep]
+      Run the contract's conformance checks on the operator (default contract:
+      ./reconcile-conformance.yaml; report: ./reconcile-conformance-report/report.json).
+      --strict makes SHOULD checks fail the run; --keep leaves the cluster and the
+      namespaces of a run that did not pass for inspection.
   reconcile-conformance cluster create [--provider kwok|kind|existing] [--name NAME] [options]
       Start a cluster and print the path of its kubeconfig as the last line of stdout.
   reconcile-conformance cluster delete [--provider kwok|kind] [--name NAME]
@@ -41,7 +48,8 @@ Cluster options:
   --context C      existing: kubeconfig context (default: current-context)
   --verbose        show the output of the tools the kit runs
 
-Exit codes: 0 success, 1 conformance violations, 2 bad usage, 3 infrastructure failure.
+Exit codes: 0 success, 1 conformance violations, 2 bad usage or contract, 3 infrastructure
+failure or an inconclusive verdict.
 `;
 
 /** Runs one CLI invocation and returns its exit code. Never calls process.exit. */
@@ -59,6 +67,7 @@ export async function main(args: string[], deps: CliDeps): Promise<ExitCode> {
       deps.stdout.write(`${VERSION}\n`);
       return ExitCode.ok;
     }
+    if (command === "run") return await runCommand(args.slice(1), context);
     if (command === "cluster") {
       if (subcommand === "create") return await clusterCreate(rest, context);
       if (subcommand === "delete") return await clusterDelete(rest, context);

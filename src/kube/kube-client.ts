@@ -279,29 +279,45 @@ export class KubeClient {
     return `${base}/${encodeURIComponent(ref.name)}${subresource ? `/${subresource}` : ""}`;
   }
 
+  /**
+   * The kind served under a plural resource name (the write log knows
+   * resources, the facade's verbs take kinds), through the same discovery.
+   */
+  async kindOf(apiVersion: string, plural: string): Promise<string> {
+    for (const refresh of [false, true]) {
+      const kinds = await this.discover(apiVersion, refresh);
+      for (const [kind, info] of kinds) if (info.plural === plural) return kind;
+    }
+    throw new ApiError(404, "NotFound", `the server does not serve ${plural} in ${apiVersion}`, undefined);
+  }
+
   /** Resolves a kind to its resource through discovery, refreshing once for kinds added since (new CRDs). */
   private async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
     for (const refresh of [false, true]) {
-      let kinds = refresh ? undefined : this.discovery.get(apiVersion);
-      if (!kinds) {
-        kinds = new Map();
-        try {
-          const list = await this.json<{ resources?: { name: string; kind: string; namespaced: boolean }[] }>(
-            "GET",
-            groupVersionPath(apiVersion),
-          );
-          for (const r of list.resources ?? []) {
-            if (!r.name.includes("/")) kinds.set(r.kind, { plural: r.name, namespaced: r.namespaced });
-          }
-        } catch (error) {
-          if (!isNotFound(error)) throw error;
-        }
-        this.discovery.set(apiVersion, kinds);
-      }
-      const found = kinds.get(kind);
+      const found = (await this.discover(apiVersion, refresh)).get(kind);
       if (found) return found;
     }
     throw new ApiError(404, "NotFound", `the server does not serve kind ${kind} in ${apiVersion}`, undefined);
+  }
+
+  /** The kinds of a group version, from discovery (cached; `refresh` asks again). */
+  private async discover(apiVersion: string, refresh: boolean): Promise<Map<string, ResourceInfo>> {
+    const cached = refresh ? undefined : this.discovery.get(apiVersion);
+    if (cached) return cached;
+    const kinds = new Map<string, ResourceInfo>();
+    try {
+      const list = await this.json<{ resources?: { name: string; kind: string; namespaced: boolean }[] }>(
+        "GET",
+        groupVersionPath(apiVersion),
+      );
+      for (const r of list.resources ?? []) {
+        if (!r.name.includes("/")) kinds.set(r.kind, { plural: r.name, namespaced: r.namespaced });
+      }
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    this.discovery.set(apiVersion, kinds);
+    return kinds;
   }
 
   private async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {

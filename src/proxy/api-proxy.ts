@@ -225,6 +225,11 @@ export class ApiProxy {
     return this.operatorWritesInFlight;
   }
 
+  /** How long since the operator's last write arrived or completed, in ms (for convergence polls). */
+  get operatorIdleMs(): number {
+    return this.operatorWritesInFlight > 0 ? 0 : this.clock.now() - this.lastOperatorWriteAt;
+  }
+
   /**
    * Resolves once no operator write has been in flight or completed for
    * `quietMs`. A write a fault hangs on purpose is reported, not waited for.

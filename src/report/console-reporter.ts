@@ -1,0 +1,63 @@
+import type { CheckDefinition } from "../suites/check.js";
+import type { ProgressReporter } from "../runner/run-kit.js";
+import type { CheckReport, RunReport, Status } from "./report-model.js";
+
+const MARK: Record<Status, string> = {
+  passed: "PASS",
+  failed: "FAIL",
+  warned: "WARN",
+  skipped: "SKIP",
+  inconclusive: "INCONCLUSIVE",
+};
+
+/**
+ * Live progress on a stream (stderr): a line per phase, per step of a long
+ * scenario and per finished check with its time. Plain lines, so a CI log
+ * reads the same as a terminal.
+ */
+export function consoleProgress(stream: NodeJS.WritableStream, clock: { now(): number }): ProgressReporter {
+  const started = clock.now();
+  const at = () => `[${((clock.now() - started) / 1000).toFixed(1).padStart(5)}s]`;
+  const write = (line: string) => stream.write(`${at()} ${line}\n`);
+  return {
+    phase: (line) => write(line),
+    checkStarted: (check: CheckDefinition) => write(`${check.id} (${check.level}): ${check.summary}`),
+    step: (_check, line) => write(`  ${line}`),
+    checkFinished: (report: CheckReport) => {
+      write(`${MARK[report.status]} ${report.id} (${(report.durationMs / 1000).toFixed(1)}s)`);
+      for (const scenario of report.scenarios)
+        write(`  ${MARK[scenario.status].toLowerCase()}: ${scenario.target}: ${scenario.message}`);
+    },
+  };
+}
+
+/** The closing summary: each check's verdict, then the evidence of everything that did not pass. */
+export function renderSummary(report: RunReport): string {
+  const lines: string[] = [""];
+  const counts = new Map<Status, number>();
+  for (const check of report.checks) counts.set(check.status, (counts.get(check.status) ?? 0) + 1);
+  for (const check of report.checks) {
+    lines.push(`${MARK[check.status].padEnd(12)} ${check.id} (${check.level})`);
+  }
+  for (const check of report.checks.filter((c) => c.status !== "passed" && c.status !== "skipped")) {
+    lines.push("", `${MARK[check.status]} ${check.id} — see ${check.docs}`);
+    for (const scenario of check.scenarios.filter((s) => s.status !== "passed")) {
+      lines.push(`  ${scenario.target}: ${scenario.message}`);
+      const evidence = scenario.evidence;
+      for (const write of evidence?.writes ?? []) lines.push(`    write ${JSON.stringify(write)}`);
+      for (const diff of evidence?.diffs ?? []) {
+        lines.push(
+          `    ${diff.object} ${diff.path}: expected ${JSON.stringify(diff.expected)}, got ${JSON.stringify(diff.actual)}`,
+        );
+      }
+      for (const note of evidence?.notes ?? []) lines.push(`    ${note}`);
+      for (const line of evidence?.operatorLog ?? []) lines.push(`    operator: ${line}`);
+    }
+  }
+  const order: Status[] = ["passed", "failed", "warned", "inconclusive", "skipped"];
+  lines.push(
+    "",
+    `${MARK[report.status]}: ${order.map((s) => `${counts.get(s) ?? 0} ${s}`).join(", ")} in ${(report.durationMs / 1000).toFixed(1)}s${report.strict ? " (strict)" : ""}`,
+  );
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,104 @@
+/**
+ * The report: run -> checks -> scenarios, each with a status; a check's and
+ * the run's status are derived from their children, never set by hand.
+ * Serialisers (console, JSON) read this model and nothing else.
+ */
+
+/** How one scenario ended. */
+export type Status = "passed" | "failed" | "warned" | "skipped" | "inconclusive";
+
+/** MUST checks fail the run; SHOULD checks warn unless --strict. */
+export type Level = "MUST" | "SHOULD";
+
+/** Why a verdict is what it is: what the kit saw, for a person to check. */
+export interface Evidence {
+  /** Write-log entries that matter (the operator's, with their effects; the kit's stimuli). */
+  readonly writes?: readonly unknown[];
+  /** Expected vs actual, field by field. */
+  readonly diffs?: readonly {
+    readonly object: string;
+    readonly path: string;
+    readonly expected: unknown;
+    readonly actual: unknown;
+  }[];
+  /** Anything else worth showing (identities, a fault's proof that it acted). */
+  readonly notes?: readonly string[];
+  /** The last lines of the operator's log. */
+  readonly operatorLog?: readonly string[];
+}
+
+export interface ScenarioReport {
+  /** Stable within its check, e.g. "Service/web spec.selector". */
+  readonly target: string;
+  readonly status: Status;
+  /** One sentence: what passed, or what went wrong. */
+  readonly message: string;
+  readonly durationMs: number;
+  readonly evidence?: Evidence;
+}
+
+export interface CheckReport {
+  /** Stable id, e.g. "status-stability/no-avoidable-writes". */
+  readonly id: string;
+  readonly level: Level;
+  readonly status: Status;
+  readonly durationMs: number;
+  /** Documentation of the check: what it does, why, how to fix. */
+  readonly docs: string;
+  readonly scenarios: readonly ScenarioReport[];
+}
+
+export interface RunReport {
+  readonly apiVersion: "reconcile-conformance.dev/v1alpha1";
+  readonly kind: "Report";
+  readonly status: Status;
+  readonly strict: boolean;
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly contract: string;
+  readonly cluster: { readonly provider: string; readonly name?: string };
+  readonly checks: readonly CheckReport[];
+}
+
+const SEVERITY: readonly Status[] = ["failed", "inconclusive", "warned", "passed", "skipped"];
+
+/**
+ * The status of a set of results: the most severe, where failed > inconclusive
+ * > warned > passed > skipped; skipped only when every one was skipped (or
+ * there were none).
+ */
+export function deriveStatus(statuses: readonly Status[]): Status {
+  for (const status of SEVERITY) if (statuses.includes(status)) return status;
+  return "skipped";
+}
+
+/** A SHOULD check's failure is a warning unless the run is strict. */
+export function levelled(status: Status, level: Level, strict: boolean): Status {
+  return status === "failed" && level === "SHOULD" && !strict ? "warned" : status;
+}
+
+export function checkReport(
+  check: { readonly id: string; readonly level: Level },
+  scenarios: readonly ScenarioReport[],
+  options: { readonly strict: boolean; readonly durationMs: number },
+): CheckReport {
+  const levelledScenarios = scenarios.map((s) => ({
+    ...s,
+    status: levelled(s.status, check.level, options.strict),
+  }));
+  return {
+    id: check.id,
+    level: check.level,
+    status: deriveStatus(levelledScenarios.map((s) => s.status)),
+    durationMs: options.durationMs,
+    docs: `docs/checks/${check.id}.md`,
+    scenarios: levelledScenarios,
+  };
+}
+
+/** Exit code of a run: 0 passed or warned, 1 a check failed, 3 inconclusive (and nothing failed). */
+export function exitCodeOfReport(report: Pick<RunReport, "status">): 0 | 1 | 3 {
+  if (report.status === "failed") return 1;
+  if (report.status === "inconclusive") return 3;
+  return 0;
+}

@@ -1,0 +1,221 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { createProvider, type ClusterConfig } from "../cluster/index.js";
+import type { Contract } from "../contract/load-contract.js";
+import { describeError, UsageError } from "../errors.js";
+import { isAlreadyExists } from "../kube/api-errors.js";
+import { KubeClient, type KubeObject } from "../kube/kube-client.js";
+import type { CommandRunner } from "../process/command-runner.js";
+import { checkReport, deriveStatus, type CheckReport, type RunReport } from "../report/report-model.js";
+import type { CheckDefinition, ScenarioResult, Suite } from "../suites/check.js";
+import { clusterSanity } from "../suites/cluster-sanity.js";
+import { statusStability } from "../suites/status-stability.js";
+import { isoNow, type Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import { pollUntil } from "../util/poll.js";
+
+/** The suites in the order they run; the cluster's sanity first. */
+export const SUITE_MODULES: readonly Suite[] = [clusterSanity, statusStability];
+
+/** Every check this version can judge. */
+export const KNOWN_CHECKS: readonly CheckDefinition[] = SUITE_MODULES.flatMap((s) => s.checks);
+
+/** What to run: the contract, the cluster, and the run's options. */
+export interface RunConfig {
+  readonly contract: Contract;
+  readonly cluster: ClusterConfig;
+  /** Only these suites (default: the contract's). */
+  readonly suites?: readonly string[];
+  /** Only these checks, by id. */
+  readonly checks?: readonly string[];
+  /** SHOULD failures fail the run. */
+  readonly strict: boolean;
+  /** On a run that did not pass, leave the cluster and the scenarios' namespaces for inspection. */
+  readonly keep: boolean;
+  /** Write logs and operator logs go here (one folder per scenario). */
+  readonly workDir: string;
+}
+
+/** Progress of a run, for a console or a job log. */
+export interface ProgressReporter {
+  phase(line: string): void;
+  checkStarted(check: CheckDefinition): void;
+  step(check: CheckDefinition, line: string): void;
+  checkFinished(report: CheckReport): void;
+}
+
+export interface RunDeps {
+  readonly runner: CommandRunner;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  readonly clock: Clock;
+  readonly progress: ProgressReporter;
+}
+
+/**
+ * The core of the kit, called by the CLI and the Action alike: cluster ->
+ * CRDs -> each selected check's scenarios -> cleanup, in reverse. Returns
+ * the report; infrastructure failures (a cluster that did not start, a CRD
+ * the server refused) throw.
+ */
+export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunReport> {
+  const started = deps.clock.now();
+  const startedAt = isoNow(deps.clock);
+  const selected = selectChecks(config);
+  const cleanups: (() => Promise<void>)[] = [];
+  let passed = false;
+  try {
+    const provider = createProvider(config.cluster, deps);
+    deps.progress.phase(`cluster: starting (${config.cluster.provider})`);
+    const access = await provider.create({ signal: deps.signal });
+    cleanups.push(async () => {
+      if (config.cluster.provider === "existing") return;
+      if (config.keep && !passed) {
+        deps.progress.phase(
+          `cluster kept for inspection: KUBECONFIG=${access.kubeconfigPath} kubectl get all -A; remove it with: reconcile-conformance cluster delete --name ${access.name}`,
+        );
+        return;
+      }
+      await provider.delete();
+    });
+    const kube = KubeClient.fromKubeconfig(access.kubeconfigPath, access.context);
+    cleanups.push(() => Promise.resolve(kube.close()));
+    deps.progress.phase(`installing ${config.contract.crds.length} CRD(s)`);
+    await installCrds(kube, config.contract, deps.signal);
+
+    await mkdir(config.workDir, { recursive: true });
+    const checks: CheckReport[] = [];
+    for (const suite of SUITE_MODULES) {
+      const mine = suite.checks.filter((c) => selected.has(c.id));
+      if (mine.length === 0) continue;
+      for (const check of mine) deps.progress.checkStarted(check);
+      const suiteStarted = deps.clock.now();
+      const results = await suite.run(
+        {
+          deps: {
+            contract: config.contract,
+            kube,
+            upstream: { kubeconfigPath: access.kubeconfigPath, context: access.context },
+            workDir: join(config.workDir, suite.name),
+            logger: deps.logger,
+            signal: deps.signal,
+            clock: deps.clock,
+            keep: () => config.keep,
+          },
+          clock: deps.clock,
+          progress: (line) => {
+            const [first] = mine;
+            if (first) deps.progress.step(first, line);
+          },
+        },
+        selected,
+      );
+      for (const check of mine) {
+        const report = checkReport(
+          check,
+          results
+            .filter((r: ScenarioResult) => r.check === check.id)
+            .map(({ check: _check, ...scenario }) => scenario),
+          { strict: config.strict, durationMs: deps.clock.now() - suiteStarted },
+        );
+        checks.push(report);
+        deps.progress.checkFinished(report);
+      }
+    }
+    const status = deriveStatus(checks.map((c) => c.status));
+    passed = status === "passed" || status === "skipped" || status === "warned";
+    return {
+      apiVersion: "reconcile-conformance.dev/v1alpha1",
+      kind: "Report",
+      status,
+      strict: config.strict,
+      startedAt,
+      durationMs: deps.clock.now() - started,
+      contract: config.contract.file,
+      cluster: { provider: access.provider, name: access.name },
+      checks,
+    };
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup().catch((error: unknown) => deps.logger.warn(`cleanup: ${describeError(error)}`));
+    }
+  }
+}
+
+/** The checks this run judges: the contract's suites (or --suite), narrowed by --check. */
+export function selectChecks(config: Pick<RunConfig, "contract" | "suites" | "checks">): Set<string> {
+  const suites = new Set(["cluster", ...(config.suites ?? config.contract.suites)]);
+  for (const name of config.suites ?? []) {
+    if (!SUITE_MODULES.some((s) => s.name === name) && !config.contract.suites.includes(name as never)) {
+      throw new UsageError(
+        "cli/unknown-suite",
+        `unknown suite "${name}": use ${SUITE_MODULES.map((s) => s.name).join(", ")}`,
+      );
+    }
+  }
+  let selected = KNOWN_CHECKS.filter((c) => suites.has(c.id.split("/")[0] ?? ""));
+  if (config.checks && config.checks.length > 0) {
+    for (const id of config.checks) {
+      if (!KNOWN_CHECKS.some((c) => c.id === id)) {
+        throw new UsageError(
+          "cli/unknown-check",
+          `unknown check "${id}": use one of ${KNOWN_CHECKS.map((c) => c.id).join(", ")}`,
+        );
+      }
+    }
+    selected = KNOWN_CHECKS.filter((c) => config.checks?.includes(c.id));
+  }
+  return new Set(selected.map((c) => c.id));
+}
+
+/** Creates (or replaces) the contract's CRDs and waits until each is Established and served. */
+async function installCrds(kube: KubeClient, contract: Contract, signal: AbortSignal): Promise<void> {
+  for (const { file, object } of contract.crds) {
+    try {
+      await kube.create(object);
+    } catch (error) {
+      if (!isAlreadyExists(error)) {
+        throw new UsageError(
+          "config/crd-refused",
+          `${file}: the API server refused CRD ${object.metadata?.name ?? "?"}: ${describeError(error)}`,
+        );
+      }
+      const live = await kube.get({
+        apiVersion: object.apiVersion ?? "",
+        kind: object.kind ?? "",
+        name: object.metadata?.name ?? "",
+      });
+      await kube.replace({
+        ...object,
+        metadata: { ...object.metadata, resourceVersion: live.metadata?.resourceVersion },
+      });
+    }
+  }
+  for (const { object } of contract.crds) {
+    const name = object.metadata?.name ?? "";
+    await pollUntil(
+      async () => {
+        const crd = await kube.get<KubeObject>({
+          apiVersion: "apiextensions.k8s.io/v1",
+          kind: "CustomResourceDefinition",
+          name,
+        });
+        const conditions =
+          (crd.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+        const established = conditions.some((c) => c.type === "Established" && c.status === "True");
+        return established
+          ? { done: true, value: undefined }
+          : { done: false, reason: `CRD ${name} not Established yet` };
+      },
+      { description: `CRD ${name} to be Established`, timeoutMs: contract.timeouts.crdEstablishedMs, signal },
+    );
+  }
+  const { group, version, kind } = contract.customResource;
+  await pollUntil(
+    async () => {
+      await kube.list(group ? `${group}/${version}` : version, kind);
+      return { done: true, value: undefined };
+    },
+    { description: `${kind} to be served`, timeoutMs: contract.timeouts.crdEstablishedMs, signal },
+  );
+}

@@ -1,0 +1,222 @@
+import { randomBytes } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { Contract } from "../contract/load-contract.js";
+import { evaluateReadiness } from "../contract/readiness.js";
+import { describeError, KitError } from "../errors.js";
+import { isNotFound } from "../kube/api-errors.js";
+import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
+import { OperatorProcess } from "../operator/operator-process.js";
+import { ApiProxy } from "../proxy/api-proxy.js";
+import type { WriteEntry } from "../proxy/write-log.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import { pollUntil, PollTimeoutError } from "../util/poll.js";
+
+/** What every scenario needs from the run. */
+export interface ScenarioDeps {
+  readonly contract: Contract;
+  /** The kit's own direct client (the run's cluster credentials). */
+  readonly kube: KubeClient;
+  readonly upstream: { readonly kubeconfigPath: string; readonly context: string };
+  readonly workDir: string;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  readonly clock: Clock;
+  /** Leave namespaces in place (for --keep on failure). */
+  readonly keep: () => boolean;
+}
+
+/** A scenario that could not reach the point where its check judges: never a pass. */
+export class Inconclusive extends Error {
+  constructor(
+    message: string,
+    readonly notes: readonly string[] = [],
+  ) {
+    super(message);
+    this.name = "Inconclusive";
+  }
+}
+
+/**
+ * One scenario's world: a fresh namespace, its own proxy (and so its own
+ * write log), the operator started through it, and the kit's writer. Every
+ * resource it creates registers its cleanup; `close` runs them in reverse.
+ */
+export class Scenario {
+  private readonly cleanups: { readonly what: string; readonly run: () => Promise<void> }[] = [];
+
+  private constructor(
+    readonly name: string,
+    readonly namespace: string,
+    readonly proxy: ApiProxy,
+    readonly operator: OperatorProcess,
+    /** The kit's writes, through the proxy: logged as `actor: kit`. */
+    readonly kit: KubeClient,
+    private readonly deps: ScenarioDeps,
+  ) {}
+
+  static async open(name: string, deps: ScenarioDeps): Promise<Scenario> {
+    const slug = name
+      .replace(/[^a-z0-9-]/g, "-")
+      .slice(0, 40)
+      .replace(/-+$/, "");
+    const namespace = `rc-${slug}-${randomBytes(3).toString("hex")}`;
+    const workDir = join(deps.workDir, namespace);
+    await mkdir(workDir, { recursive: true });
+    const cleanups: Scenario["cleanups"] = [];
+    try {
+      await deps.kube.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+      cleanups.push({
+        what: `namespace ${namespace}`,
+        run: async () => {
+          if (deps.keep()) return;
+          await deps.kube
+            .delete({ apiVersion: "v1", kind: "Namespace", name: namespace })
+            .catch((error: unknown) => {
+              if (!isNotFound(error)) throw error;
+            });
+        },
+      });
+      const proxy = await ApiProxy.start({
+        upstream: deps.upstream,
+        writeLogFile: join(workDir, "writes.ndjson"),
+        logger: deps.logger,
+        clock: deps.clock,
+      });
+      cleanups.push({ what: "the proxy", run: () => proxy.close() });
+      const { contract } = deps;
+      const operator = new OperatorProcess({
+        command: {
+          argv: contract.operator.argv,
+          env: contract.operator.env,
+          passThroughEnv: contract.operator.passThroughEnv,
+          cwd: contract.operator.cwd,
+        },
+        proxy,
+        customResource: { group: contract.customResource.group, resource: contract.customResource.resource },
+        workDir,
+        kube: deps.kube,
+        startTimeoutMs: contract.operator.startTimeoutMs,
+        logger: deps.logger,
+      });
+      cleanups.push({ what: "the operator", run: () => operator.stop() });
+      const kit = proxy.kitClient();
+      cleanups.push({ what: "the kit's client", run: () => Promise.resolve(kit.close()) });
+      const scenario = new Scenario(name, namespace, proxy, operator, kit, deps);
+      scenario.cleanups.push(...cleanups);
+      return scenario;
+    } catch (error) {
+      for (const cleanup of cleanups.reverse()) await cleanup.run().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Registers a cleanup; they run last-in first-out in `close`. */
+  defer(what: string, run: () => Promise<void>): void {
+    this.cleanups.push({ what, run });
+  }
+
+  /** Runs every cleanup in reverse order; reports the ones that failed and goes on. */
+  async close(): Promise<void> {
+    for (const cleanup of this.cleanups.splice(0).reverse()) {
+      await cleanup
+        .run()
+        .catch((error: unknown) =>
+          this.deps.logger.warn(`cleanup of ${cleanup.what} (${this.namespace}): ${describeError(error)}`),
+        );
+    }
+  }
+
+  get contract(): Contract {
+    return this.deps.contract;
+  }
+
+  /** The custom resource's reference in this scenario's namespace. */
+  get customResource(): ObjectRef {
+    const { sample, customResource } = this.deps.contract;
+    return {
+      apiVersion: customResource.group
+        ? `${customResource.group}/${customResource.version}`
+        : customResource.version,
+      kind: customResource.kind,
+      name: sample.object.metadata?.name ?? "",
+      namespace: this.namespace,
+    };
+  }
+
+  /** Starts the operator and creates the sample custom resource (through the kit's writer). */
+  async startWithSample(): Promise<KubeObject> {
+    await this.operator.start(this.deps.signal);
+    const sample = this.deps.contract.sample.object;
+    const { resourceVersion: _rv, uid: _uid, ...metadata } = sample.metadata ?? {};
+    return this.kit.create({ ...sample, metadata: { ...metadata, namespace: this.namespace } });
+  }
+
+  /**
+   * Waits until the custom resource is ready (the contract's predicate), no
+   * operator write has been in flight or completed for the quiet period,
+   * and, for `quiet` readiness, the operator has created something. The
+   * quiet period also runs from the moment of the last stimulus: a restarted
+   * operator or a touched object gets the whole period to react before the
+   * scenario calls it quiet. Throws Inconclusive at the deadline.
+   */
+  async converge(what = "convergence"): Promise<KubeObject> {
+    const { contract } = this.deps;
+    const stimulusAt = this.deps.clock.now();
+    try {
+      return await pollUntil(
+        async () => {
+          const object = await this.deps.kube.get(this.customResource);
+          const readiness = evaluateReadiness(contract.readiness, object);
+          if (!readiness.ready) return { done: false, reason: readiness.reason };
+          if (
+            contract.readiness.kind === "quiet" &&
+            this.operatorWrites({ effect: "created" }).length === 0
+          ) {
+            return { done: false, reason: "the operator has created nothing yet" };
+          }
+          const idle = Math.min(this.proxy.operatorIdleMs, this.deps.clock.now() - stimulusAt);
+          if (idle < contract.quietPeriodMs) {
+            return { done: false, reason: `${readiness.reason}; last operator write ${idle} ms ago` };
+          }
+          return { done: true, value: object };
+        },
+        {
+          description: `${what} in ${this.namespace}`,
+          timeoutMs: contract.timeouts.convergeMs,
+          intervalMs: 100,
+          signal: this.deps.signal,
+        },
+      );
+    } catch (error) {
+      if (error instanceof PollTimeoutError) {
+        throw new Inconclusive(
+          `no ${what} within ${error.timeoutMs / 1000} s: ${error.lastReason}`,
+          await this.operatorLogNotes(),
+        );
+      }
+      if (error instanceof KitError) throw error;
+      throw error;
+    }
+  }
+
+  /** The operator's writes in this scenario's namespace (or cluster-wide), ignored kinds left out. */
+  operatorWrites(query: { after?: number; effect?: WriteEntry["effect"] } = {}): WriteEntry[] {
+    const ignored = this.deps.contract.ignoreWrites;
+    return this.proxy.writeLog
+      .query({
+        actor: "operator",
+        withoutTags: true,
+        ...(query.after === undefined ? {} : { after: query.after }),
+        ...(query.effect ? { effect: query.effect } : {}),
+      })
+      .filter((e) => e.namespace === undefined || e.namespace === this.namespace)
+      .filter((e) => !ignored.some((i) => i.group === e.group && i.resource === e.resource));
+  }
+
+  /** The last lines of the operator's log, as evidence. */
+  async operatorLogNotes(lines = 15): Promise<string[]> {
+    return (await this.operator.logTail(lines)).map((line) => `operator: ${line}`);
+  }
+}

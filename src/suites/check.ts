@@ -1,0 +1,55 @@
+import type { Level, ScenarioReport } from "../report/report-model.js";
+import type { ScenarioDeps } from "../runner/scenario.js";
+import type { Clock } from "../util/clock.js";
+
+/** A check of the catalogue (DESIGN.md section 3): its stable id, suite and level. */
+export interface CheckDefinition {
+  /** e.g. "status-stability/no-avoidable-writes"; also its JUnit test case and docs/checks/<id>.md. */
+  readonly id: string;
+  readonly level: Level;
+  /** One line: what it asserts. */
+  readonly summary: string;
+}
+
+/** One scenario's verdict for one check. */
+export interface ScenarioResult extends ScenarioReport {
+  readonly check: string;
+}
+
+export interface SuiteContext {
+  readonly deps: ScenarioDeps;
+  readonly clock: Clock;
+  /** Reports a step of a long scenario (shown as progress). */
+  readonly progress: (line: string) => void;
+}
+
+/**
+ * A suite: the checks it can judge, and a run that judges the selected ones
+ * (several checks may share one scenario's stimuli).
+ */
+export interface Suite {
+  readonly name: string;
+  readonly checks: readonly CheckDefinition[];
+  run(context: SuiteContext, selected: ReadonlySet<string>): Promise<ScenarioResult[]>;
+}
+
+/** The same verdict for every selected check of a scenario that could not reach its judgement. */
+export function inconclusiveFor(
+  checks: readonly CheckDefinition[],
+  selected: ReadonlySet<string>,
+  target: string,
+  message: string,
+  durationMs: number,
+  notes: readonly string[] = [],
+): ScenarioResult[] {
+  return checks
+    .filter((c) => selected.has(c.id))
+    .map((c) => ({
+      check: c.id,
+      target,
+      status: "inconclusive" as const,
+      message,
+      durationMs,
+      ...(notes.length > 0 ? { evidence: { notes } } : {}),
+    }));
+}

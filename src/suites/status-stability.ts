@@ -1,0 +1,426 @@
+import { randomBytes } from "node:crypto";
+import { describeError } from "../errors.js";
+import type { KubeObject } from "../kube/kube-client.js";
+import type { Status } from "../report/report-model.js";
+import {
+  describeRef,
+  liveChildren,
+  recordReference,
+  writeEvidence,
+  type ReferenceState,
+} from "../runner/reference-state.js";
+import { Inconclusive, Scenario } from "../runner/scenario.js";
+import type { WriteEntry } from "../proxy/write-log.js";
+import { pollUntil, PollTimeoutError } from "../util/poll.js";
+import {
+  inconclusiveFor,
+  type CheckDefinition,
+  type ScenarioResult,
+  type Suite,
+  type SuiteContext,
+} from "./check.js";
+
+/** The label the kit touches objects with: metadata only, so it changes nothing an operator manages. */
+export const TOUCH_LABEL = "reconcile-conformance.dev/touch";
+
+const noAvoidableWrites: CheckDefinition = {
+  id: "status-stability/no-avoidable-writes",
+  level: "MUST",
+  summary: "after convergence, a restart and foreign touches cause no write that changes anything",
+};
+const noRedundantWrites: CheckDefinition = {
+  id: "status-stability/no-redundant-writes",
+  level: "SHOULD",
+  summary: "over the same stimuli, no write request at all, not even one the server finds a no-op",
+};
+const lastTransitionTime: CheckDefinition = {
+  id: "status-stability/last-transition-time",
+  level: "MUST",
+  summary: "conditions whose status did not change keep their lastTransitionTime",
+};
+const observedGeneration: CheckDefinition = {
+  id: "status-stability/observed-generation",
+  level: "MUST",
+  summary: "observedGeneration catches up after a spec change and stays put for metadata-only changes",
+};
+
+const CHECKS = [noAvoidableWrites, noRedundantWrites, lastTransitionTime, observedGeneration];
+
+/**
+ * One scenario, four verdicts. After the sample converged: restart the
+ * operator (a full resync of everything it watches), then touch each child
+ * and the custom resource with a foreign label. A label is metadata only for
+ * every kind (an annotation is not: a Deployment's annotations count as
+ * spec and bump its generation, which legitimately moves a correct
+ * operator's readiness). A correct operator writes nothing that changes
+ * anything through all of it.
+ */
+export const statusStability: Suite = {
+  name: "status-stability",
+  checks: CHECKS,
+  async run(context: SuiteContext, selected): Promise<ScenarioResult[]> {
+    if (!CHECKS.some((c) => selected.has(c.id))) return [];
+    const started = context.clock.now();
+    const elapsed = () => context.clock.now() - started;
+    const target = "restart and foreign touches";
+    let scenario: Scenario | undefined;
+    try {
+      scenario = await Scenario.open("status-stability", context.deps);
+      context.progress(`namespace ${scenario.namespace}: starting the operator, creating the sample`);
+      await scenario.startWithSample();
+      const reference = await recordReference(scenario, await scenario.converge("convergence of the sample"));
+
+      context.progress("restarting the operator");
+      await scenario.operator.restart(context.deps.signal);
+      await scenario.converge("convergence after the restart");
+
+      context.progress(
+        `touching ${reference.children.length} child(ren) and the custom resource with a foreign label`,
+      );
+      const touchOf = await touchAll(scenario, reference);
+      const settled = await scenario.converge("convergence after the touches");
+      const after = scenario.operatorWrites({ after: reference.markSeq });
+      const results: ScenarioResult[] = [];
+      const push = (
+        check: CheckDefinition,
+        status: Status,
+        message: string,
+        evidence?: ScenarioResult["evidence"],
+      ) => {
+        if (selected.has(check.id))
+          results.push({
+            check: check.id,
+            target,
+            status,
+            message,
+            durationMs: elapsed(),
+            ...(evidence ? { evidence } : {}),
+          });
+      };
+
+      // no-avoidable-writes
+      const avoidable = after.filter(
+        (e) => e.effect === "created" || e.effect === "changed" || e.effect === "deleted",
+      );
+      const ambiguous = after.filter((e) => e.effect === "ambiguous");
+      const identity = await identityChanges(scenario, reference);
+      const crMoved = customResourceMovedByOthers(settled, touchOf.customResource, after);
+      if (avoidable.length > 0 || identity.length > 0) {
+        push(
+          noAvoidableWrites,
+          "failed",
+          `${avoidable.length} operator write(s) changed stored state${identity.length > 0 ? `; ${identity.join("; ")}` : ""}`,
+          {
+            writes: avoidable.map(writeEvidence),
+            notes: [
+              ...identity,
+              ...ambiguous.map((e) => `ambiguous (not counted): #${e.seq} ${e.effectWhy ?? ""}`),
+            ],
+          },
+        );
+      } else if (crMoved) {
+        push(noAvoidableWrites, "inconclusive", crMoved, {
+          notes: [
+            "a writer the proxy did not see changed the custom resource: does the operator write through another client?",
+          ],
+        });
+      } else {
+        push(
+          noAvoidableWrites,
+          "passed",
+          `no operator write changed anything (${after.length} request(s), ${ambiguous.length} ambiguous)`,
+          ambiguous.length > 0 ? { writes: ambiguous.map(writeEvidence) } : undefined,
+        );
+      }
+
+      // no-redundant-writes
+      if (after.length > 0) {
+        push(
+          noRedundantWrites,
+          "failed",
+          `${after.length} operator write request(s) where none was needed (the server found ${after.filter((e) => e.effect === "no-op").length} of them no-ops)`,
+          {
+            writes: after.map(writeEvidence),
+          },
+        );
+      } else {
+        push(noRedundantWrites, "passed", "no write request at all");
+      }
+
+      // last-transition-time
+      const before = conditionsOf(reference.customResource.status);
+      if (before.length === 0) {
+        push(lastTransitionTime, "skipped", "the custom resource reports no conditions");
+      } else {
+        const moved = movedTransitionTimes(before, conditionsOf(settled.status));
+        const statusWrites = after.filter(
+          (e) => e.resource === context.deps.contract.customResource.resource && e.verb !== "delete",
+        );
+        // A condition that really went False and back was rightly given new times: the operator's own
+        // status writes (their bodies are JSON for custom resources) show the way it went.
+        const transitioned = moved.filter((m) =>
+          statusWrites.some((e) => conditionStatusIn(e.body, m.type, m.status) === "different"),
+        );
+        const unexplained = moved.filter((m) => !transitioned.includes(m));
+        const unreadable =
+          unexplained.length > 0 && statusWrites.some((e) => e.effect !== "no-op" && e.body === undefined);
+        if (unexplained.length > 0 && unreadable) {
+          push(
+            lastTransitionTime,
+            "inconclusive",
+            "a condition got a new lastTransitionTime and some of the operator's status writes could not be read to tell whether it transitioned",
+            {
+              writes: statusWrites.map(writeEvidence),
+            },
+          );
+        } else if (unexplained.length > 0) {
+          push(
+            lastTransitionTime,
+            "failed",
+            `${unexplained.length} condition(s) kept their status but got a new lastTransitionTime`,
+            {
+              diffs: unexplained.map((m) => ({
+                object: "custom resource",
+                path: `status.conditions[type=${m.type}].lastTransitionTime`,
+                expected: m.expected,
+                actual: m.actual,
+              })),
+              writes: statusWrites.map(writeEvidence),
+            },
+          );
+        } else {
+          push(lastTransitionTime, "passed", `${before.length} condition(s) kept their lastTransitionTime`);
+        }
+      }
+
+      // observed-generation (judged last: it changes the spec)
+      if (selected.has(observedGeneration.id)) {
+        results.push(await judgeObservedGeneration(scenario, context, reference, settled, target, elapsed));
+      }
+      return results;
+    } catch (error) {
+      if (error instanceof Inconclusive)
+        return inconclusiveFor(CHECKS, selected, target, error.message, elapsed(), error.notes);
+      if (context.deps.signal.aborted) throw error;
+      return inconclusiveFor(
+        CHECKS,
+        selected,
+        target,
+        `the scenario could not run: ${describeError(error)}`,
+        elapsed(),
+        scenario ? await scenario.operatorLogNotes() : [],
+      );
+    } finally {
+      await scenario?.close();
+    }
+  },
+};
+
+/** Touches every child and the custom resource with a foreign label; the kit's entries, by object. */
+async function touchAll(
+  scenario: Scenario,
+  reference: ReferenceState,
+): Promise<{ customResource: WriteEntry | undefined }> {
+  const value = randomBytes(4).toString("hex");
+  const targets = [...reference.children.map((c) => c.ref), scenario.customResource];
+  for (const ref of targets) {
+    try {
+      await scenario.kit.patch(
+        {
+          apiVersion: ref.apiVersion,
+          kind: ref.kind,
+          metadata: { name: ref.name, namespace: ref.namespace, labels: { [TOUCH_LABEL]: value } },
+        },
+        { type: "merge" },
+      );
+    } catch (error) {
+      throw new Inconclusive(
+        `the API server refused the kit's touch of ${describeRef(ref)}: ${describeError(error)}`,
+      );
+    }
+  }
+  const cr = scenario.customResource;
+  const { group, resource } = scenario.contract.customResource;
+  const customResource = scenario.proxy.writeLog
+    .query({ actor: "kit", verb: "patch", group, resource, namespace: cr.namespace, name: cr.name })
+    .at(-1);
+  return { customResource };
+}
+
+/** Children recreated (UID changed), gone, or whose generation moved since the reference. */
+async function identityChanges(scenario: Scenario, reference: ReferenceState): Promise<string[]> {
+  const problems: string[] = [];
+  const now = new Map(
+    (await liveChildren(scenario)).map((c) => [`${c.group}/${c.resource}/${c.ref.name}`, c]),
+  );
+  for (const child of reference.children) {
+    const live = await scenario.kit.tryGet(child.ref);
+    const name = describeRef(child.ref);
+    if (!live) {
+      problems.push(`${name} is gone`);
+    } else if (live.metadata?.uid !== child.uid) {
+      problems.push(`${name} was recreated (uid ${child.uid} -> ${live.metadata?.uid ?? "?"})`);
+    } else if (child.generation !== undefined && live.metadata?.generation !== child.generation) {
+      problems.push(
+        `${name}: metadata.generation moved ${child.generation} -> ${live.metadata?.generation ?? "?"}`,
+      );
+    }
+    now.delete(`${child.group}/${child.resource}/${child.ref.name}`);
+  }
+  for (const extra of now.values()) problems.push(`${describeRef(extra.ref)} is new`);
+  return problems;
+}
+
+/** Why the custom resource's resourceVersion is not the one the kit's touch left, when no operator write explains it. */
+function customResourceMovedByOthers(
+  settled: KubeObject,
+  touch: WriteEntry | undefined,
+  after: readonly WriteEntry[],
+): string | undefined {
+  const now = settled.metadata?.resourceVersion;
+  if (!touch?.resourceVersion || now === touch.resourceVersion) return undefined;
+  const explained = after.some(
+    (e) => e.seq > touch.seq && e.name === settled.metadata?.name && e.effect !== "no-op",
+  );
+  return explained
+    ? undefined
+    : `the custom resource's resourceVersion moved from ${touch.resourceVersion} (the kit's touch) to ${now ?? "?"} with no operator write through the proxy`;
+}
+
+interface Condition {
+  readonly type: string;
+  readonly status?: string;
+  readonly lastTransitionTime?: string;
+}
+
+function conditionsOf(status: unknown): Condition[] {
+  const conditions = (status as { conditions?: unknown } | undefined)?.conditions;
+  return Array.isArray(conditions)
+    ? (conditions as Condition[]).filter((c) => typeof c.type === "string")
+    : [];
+}
+
+function movedTransitionTimes(before: readonly Condition[], after: readonly Condition[]) {
+  return before.flatMap((b) => {
+    const a = after.find((c) => c.type === b.type);
+    if (!a || a.status !== b.status || a.lastTransitionTime === b.lastTransitionTime) return [];
+    return [{ type: b.type, status: b.status, expected: b.lastTransitionTime, actual: a.lastTransitionTime }];
+  });
+}
+
+/** Whether a status write's body set condition `type` to a status other than `status`. */
+function conditionStatusIn(
+  body: unknown,
+  type: string,
+  status: string | undefined,
+): "same" | "different" | "absent" {
+  const condition = conditionsOf((body as { status?: unknown } | undefined)?.status).find(
+    (c) => c.type === type,
+  );
+  if (!condition) return "absent";
+  return condition.status === status ? "same" : "different";
+}
+
+/** status.observedGeneration, or the Ready/Available condition's. */
+function observedGenerationOf(object: { readonly status?: unknown } | KubeObject): number | undefined {
+  const status = (object as { status?: unknown }).status as
+    { observedGeneration?: unknown; conditions?: unknown } | undefined;
+  if (typeof status?.observedGeneration === "number") return status.observedGeneration;
+  const condition = conditionsOf(status).find((c) => c.type === "Ready" || c.type === "Available") as
+    { observedGeneration?: unknown } | undefined;
+  return typeof condition?.observedGeneration === "number" ? condition.observedGeneration : undefined;
+}
+
+async function judgeObservedGeneration(
+  scenario: Scenario,
+  context: SuiteContext,
+  reference: ReferenceState,
+  settled: KubeObject,
+  target: string,
+  elapsed: () => number,
+): Promise<ScenarioResult> {
+  const check = observedGeneration.id;
+  const result = (
+    status: Status,
+    message: string,
+    evidence?: ScenarioResult["evidence"],
+  ): ScenarioResult => ({
+    check,
+    target,
+    status,
+    message,
+    durationMs: elapsed(),
+    ...(evidence ? { evidence } : {}),
+  });
+  if (observedGenerationOf({ status: reference.customResource.status }) === undefined) {
+    return result("skipped", "the custom resource reports no observedGeneration");
+  }
+  const generation = settled.metadata?.generation;
+  const observed = observedGenerationOf(settled);
+  if (observed !== generation) {
+    return result(
+      "failed",
+      `after metadata-only changes observedGeneration is ${observed ?? "?"}, generation ${generation ?? "?"}`,
+    );
+  }
+  const update = context.deps.contract.updates[0];
+  if (!update)
+    return result(
+      "passed",
+      `observedGeneration stayed at generation ${generation ?? "?"} through metadata-only changes (no spec update in the contract to follow)`,
+    );
+  const cr = scenario.customResource;
+  context.progress("applying the contract's first spec update");
+  const mark = scenario.proxy.writeLog.lastSeq;
+  try {
+    await scenario.kit.patch(
+      {
+        ...update,
+        apiVersion: cr.apiVersion,
+        kind: cr.kind,
+        metadata: {
+          ...((update.metadata as object | undefined) ?? {}),
+          name: cr.name,
+          namespace: cr.namespace,
+        },
+      },
+      { type: "merge" },
+    );
+  } catch (error) {
+    return result(
+      "inconclusive",
+      `the API server refused the contract's first update: ${describeError(error)}`,
+    );
+  }
+  try {
+    const caughtUp = await pollUntil(
+      async () => {
+        const now = await context.deps.kube.get(cr);
+        const seen = observedGenerationOf(now);
+        return seen === now.metadata?.generation &&
+          scenario.proxy.operatorIdleMs >= context.deps.contract.quietPeriodMs
+          ? { done: true, value: now }
+          : {
+              done: false,
+              reason: `observedGeneration ${seen ?? "?"}, generation ${now.metadata?.generation ?? "?"}`,
+            };
+      },
+      {
+        description: "observedGeneration to catch up",
+        timeoutMs: context.deps.contract.timeouts.convergeMs,
+        intervalMs: 100,
+        signal: context.deps.signal,
+      },
+    );
+    return result(
+      "passed",
+      `observedGeneration caught up with the spec update (generation ${caughtUp.metadata?.generation ?? "?"}) and stayed put for metadata-only changes`,
+    );
+  } catch (error) {
+    if (!(error instanceof PollTimeoutError)) throw error;
+    return result("failed", `observedGeneration did not catch up with the spec update: ${error.lastReason}`, {
+      writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
+      operatorLog: await scenario.operator.logTail(15),
+    });
+  }
+}

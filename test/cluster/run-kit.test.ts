@@ -1,0 +1,144 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadContract } from "../../src/contract/load-contract.js";
+import { zxCommandRunner } from "../../src/process/command-runner.js";
+import type { RunReport } from "../../src/report/report-model.js";
+import { runKit, type ProgressReporter } from "../../src/runner/run-kit.js";
+import { systemClock } from "../../src/util/clock.js";
+import { silentLogger } from "../../src/util/logger.js";
+import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
+import { exampleDir, exampleOperatorBinary } from "../support/webapp-example.js";
+
+// runKit end to end on the bundled example operator, against one real kwok
+// cluster (provider existing): the reference passes every check, and each
+// mutant fails exactly the checks its seeded bug breaks (the table in
+// examples/webapp-operator/README.md), with evidence that shows why.
+
+let cluster: TestCluster;
+let binary: string;
+
+beforeAll(async () => {
+  binary = exampleOperatorBinary();
+  cluster = await startTestCluster("rc-run");
+});
+
+afterAll(async () => {
+  cluster?.client.close();
+  await cluster?.provider.delete();
+});
+
+const quiet: ProgressReporter = {
+  phase: () => undefined,
+  checkStarted: () => undefined,
+  step: () => undefined,
+  checkFinished: () => undefined,
+};
+
+async function run(bug: string | undefined, options: { strict?: boolean } = {}): Promise<RunReport> {
+  const dir = await mkdtemp(join(tmpdir(), "rc-run-kit-"));
+  const file = join(dir, "reconcile-conformance.yaml");
+  await writeFile(
+    file,
+    stringify({
+      operator: { command: [binary, "--leader-elect=false"], env: bug ? { WEBAPP_BUG: bug } : {} },
+      crds: [join(exampleDir, "crds/webapp.yaml")],
+      sample: join(exampleDir, "samples/webapp.yaml"),
+      updates: [{ spec: { replicas: 2 } }],
+      suites: ["status-stability"],
+    }),
+  );
+  return runKit(
+    {
+      contract: await loadContract(file),
+      cluster: {
+        provider: "existing",
+        kubeconfigPath: cluster.access.kubeconfigPath,
+        context: cluster.access.context,
+      },
+      strict: options.strict ?? false,
+      keep: false,
+      workDir: join(dir, "work"),
+    },
+    {
+      runner: zxCommandRunner,
+      logger: silentLogger,
+      signal: new AbortController().signal,
+      clock: systemClock,
+      progress: quiet,
+    },
+  );
+}
+
+const verdicts = (report: RunReport) => Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
+
+describe("runKit on the example operator", () => {
+  it("the reference passes every check", async () => {
+    const report = await run(undefined, { strict: true });
+    expect(verdicts(report)).toEqual({
+      "cluster/optimistic-concurrency": "passed",
+      "status-stability/no-avoidable-writes": "passed",
+      "status-stability/no-redundant-writes": "passed",
+      "status-stability/last-transition-time": "passed",
+      "status-stability/observed-generation": "passed",
+    });
+    expect(report).toMatchObject({
+      apiVersion: "reconcile-conformance.dev/v1alpha1",
+      kind: "Report",
+      status: "passed",
+      cluster: { provider: "existing" },
+    });
+  });
+
+  it("status-every-reconcile: changes status on every reconcile and restamps lastTransitionTime", async () => {
+    const report = await run("status-every-reconcile", { strict: true });
+    expect(verdicts(report)).toMatchObject({
+      "status-stability/no-avoidable-writes": "failed",
+      "status-stability/no-redundant-writes": "failed",
+      "status-stability/last-transition-time": "failed",
+      "status-stability/observed-generation": "passed",
+    });
+    const avoidable = report.checks.find((c) => c.id === "status-stability/no-avoidable-writes");
+    expect(avoidable?.scenarios[0]?.evidence?.writes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          effect: "changed",
+          write: expect.stringMatching(/^update webapps\..*\/status$/) as unknown,
+        }),
+      ]),
+    );
+    const ltt = report.checks.find((c) => c.id === "status-stability/last-transition-time");
+    expect(ltt?.scenarios[0]?.evidence?.diffs?.[0]).toMatchObject({
+      path: "status.conditions[type=Ready].lastTransitionTime",
+    });
+    expect(report.status).toBe("failed");
+  });
+
+  it("deep-equal-update: its updates change nothing (no-ops), so only the SHOULD check warns", async () => {
+    const report = await run("deep-equal-update");
+    expect(verdicts(report)).toMatchObject({
+      "status-stability/no-avoidable-writes": "passed",
+      "status-stability/no-redundant-writes": "warned",
+      "status-stability/last-transition-time": "passed",
+    });
+    const redundant = report.checks.find((c) => c.id === "status-stability/no-redundant-writes");
+    const writes = (redundant?.scenarios[0]?.evidence?.writes ?? []) as { effect: string; write: string }[];
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.every((w) => w.effect === "no-op" && w.write.startsWith("update deployments.apps/"))).toBe(
+      true,
+    );
+    expect(report.status).toBe("warned");
+  });
+
+  it("timestamp-in-template: rolls its Deployment on every reconcile; its Ready flips are real transitions", async () => {
+    const report = await run("timestamp-in-template");
+    expect(verdicts(report)).toMatchObject({
+      "status-stability/no-avoidable-writes": "failed",
+      "status-stability/last-transition-time": "passed",
+    });
+    const avoidable = report.checks.find((c) => c.id === "status-stability/no-avoidable-writes");
+    expect(avoidable?.scenarios[0]?.message).toMatch(/Deployment\/hello: metadata\.generation moved/);
+  });
+});
