@@ -187,6 +187,18 @@ export class KubeClient {
     });
   }
 
+  /** A JSON patch (RFC 6902) of the object `ref` names: the way to change one element of a list. */
+  async patchJson<T extends KubeObject = KubeObject>(
+    ref: ObjectRef,
+    operations: readonly unknown[],
+  ): Promise<T> {
+    return this.json<T>("PATCH", await this.objectPath(ref), {
+      body: operations,
+      contentType: PATCH_CONTENT_TYPES.json,
+      query: { fieldManager: FIELD_MANAGER },
+    });
+  }
+
   async delete(
     ref: ObjectRef,
     options: { propagationPolicy?: "Foreground" | "Background" | "Orphan" } = {},

@@ -8,14 +8,16 @@ import { KubeClient, type KubeObject } from "../kube/kube-client.js";
 import type { CommandRunner } from "../process/command-runner.js";
 import { checkReport, deriveStatus, type CheckReport, type RunReport } from "../report/report-model.js";
 import type { CheckDefinition, ScenarioResult, Suite } from "../suites/check.js";
+import type { Timings } from "./scenario.js";
 import { clusterSanity } from "../suites/cluster-sanity.js";
+import { drift } from "../suites/drift.js";
 import { statusStability } from "../suites/status-stability.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
 
 /** The suites in the order they run; the cluster's sanity first. */
-export const SUITE_MODULES: readonly Suite[] = [clusterSanity, statusStability];
+export const SUITE_MODULES: readonly Suite[] = [clusterSanity, drift, statusStability];
 
 /** Every check this version can judge. */
 export const KNOWN_CHECKS: readonly CheckDefinition[] = SUITE_MODULES.flatMap((s) => s.checks);
@@ -50,6 +52,8 @@ export interface RunDeps {
   readonly signal: AbortSignal;
   readonly clock: Clock;
   readonly progress: ProgressReporter;
+  /** Collects where the time goes (the run benchmark passes one). */
+  readonly timings?: Timings;
 }
 
 /**
@@ -67,7 +71,9 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
   try {
     const provider = createProvider(config.cluster, deps);
     deps.progress.phase(`cluster: starting (${config.cluster.provider})`);
+    const clusterStarted = deps.clock.now();
     const access = await provider.create({ signal: deps.signal });
+    deps.timings?.add("cluster start", deps.clock.now() - clusterStarted);
     cleanups.push(async () => {
       if (config.cluster.provider === "existing") return;
       if (config.keep && !passed) {
@@ -76,7 +82,9 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
         );
         return;
       }
+      const deleting = deps.clock.now();
       await provider.delete();
+      deps.timings?.add("cluster delete", deps.clock.now() - deleting);
     });
     const kube = KubeClient.fromKubeconfig(access.kubeconfigPath, access.context);
     cleanups.push(() => Promise.resolve(kube.close()));
@@ -101,6 +109,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
             signal: deps.signal,
             clock: deps.clock,
             keep: () => config.keep,
+            ...(deps.timings ? { timings: deps.timings } : {}),
           },
           clock: deps.clock,
           progress: (line) => {

@@ -25,6 +25,28 @@ export interface ScenarioDeps {
   readonly clock: Clock;
   /** Leave namespaces in place (for --keep on failure). */
   readonly keep: () => boolean;
+  /** Where the time goes, for the run benchmark. */
+  readonly timings?: Timings;
+}
+
+/** Time spent per phase of the scenarios (ms), summed over a run. */
+export class Timings {
+  readonly totals = new Map<string, number>();
+  readonly counts = new Map<string, number>();
+
+  add(phase: string, ms: number): void {
+    this.totals.set(phase, (this.totals.get(phase) ?? 0) + ms);
+    this.counts.set(phase, (this.counts.get(phase) ?? 0) + 1);
+  }
+
+  async measure<T>(phase: string, clock: Clock, body: () => Promise<T>): Promise<T> {
+    const started = clock.now();
+    try {
+      return await body();
+    } finally {
+      this.add(phase, clock.now() - started);
+    }
+  }
 }
 
 /** A scenario that could not reach the point where its check judges: never a pass. */
@@ -35,6 +57,27 @@ export class Inconclusive extends Error {
   ) {
     super(message);
     this.name = "Inconclusive";
+  }
+}
+
+/**
+ * The operator never fell quiet: it was still writing at the convergence
+ * deadline. Its writes (since the custom resource was ready, or since the
+ * wait began when it never was) are the evidence: a check about writes can
+ * judge them (a correct operator reaches a fixed point; one that keeps
+ * changing stored state with no new input makes avoidable writes), the
+ * others stay inconclusive.
+ */
+export class NeverQuiet extends Inconclusive {
+  constructor(
+    message: string,
+    notes: readonly string[],
+    readonly writes: readonly WriteEntry[],
+    /** Whether the custom resource was ready while they were made. */
+    readonly ready: boolean,
+  ) {
+    super(message, notes);
+    this.name = "NeverQuiet";
   }
 }
 
@@ -112,6 +155,10 @@ export class Scenario {
     }
   }
 
+  private measure<T>(phase: string, body: () => Promise<T>): Promise<T> {
+    return this.deps.timings ? this.deps.timings.measure(phase, this.deps.clock, body) : body();
+  }
+
   /** Registers a cleanup; they run last-in first-out in `close`. */
   defer(what: string, run: () => Promise<void>): void {
     this.cleanups.push({ what, run });
@@ -119,6 +166,10 @@ export class Scenario {
 
   /** Runs every cleanup in reverse order; reports the ones that failed and goes on. */
   async close(): Promise<void> {
+    await this.measure("scenario cleanup", () => this.runCleanups());
+  }
+
+  private async runCleanups(): Promise<void> {
     for (const cleanup of this.cleanups.splice(0).reverse()) {
       await cleanup
         .run()
@@ -147,7 +198,7 @@ export class Scenario {
 
   /** Starts the operator and creates the sample custom resource (through the kit's writer). */
   async startWithSample(): Promise<KubeObject> {
-    await this.operator.start(this.deps.signal);
+    await this.measure("operator start", () => this.operator.start(this.deps.signal));
     const sample = this.deps.contract.sample.object;
     const { resourceVersion: _rv, uid: _uid, ...metadata } = sample.metadata ?? {};
     return this.kit.create({ ...sample, metadata: { ...metadata, namespace: this.namespace } });
@@ -162,14 +213,25 @@ export class Scenario {
    * scenario calls it quiet. Throws Inconclusive at the deadline.
    */
   async converge(what = "convergence"): Promise<KubeObject> {
+    return this.measure("convergence (quiet period included)", () => this.convergeUntimed(what));
+  }
+
+  private async convergeUntimed(what: string): Promise<KubeObject> {
     const { contract } = this.deps;
     const stimulusAt = this.deps.clock.now();
+    const startSeq = this.proxy.writeLog.lastSeq;
+    // The sequence number from which the custom resource has been ready without a break.
+    let readySince: number | undefined;
     try {
       return await pollUntil(
         async () => {
           const object = await this.deps.kube.get(this.customResource);
           const readiness = evaluateReadiness(contract.readiness, object);
-          if (!readiness.ready) return { done: false, reason: readiness.reason };
+          if (!readiness.ready) {
+            readySince = undefined;
+            return { done: false, reason: readiness.reason };
+          }
+          readySince ??= this.proxy.writeLog.lastSeq;
           if (
             contract.readiness.kind === "quiet" &&
             this.operatorWrites({ effect: "created" }).length === 0
@@ -191,10 +253,14 @@ export class Scenario {
       );
     } catch (error) {
       if (error instanceof PollTimeoutError) {
-        throw new Inconclusive(
-          `no ${what} within ${error.timeoutMs / 1000} s: ${error.lastReason}`,
-          await this.operatorLogNotes(),
-        );
+        const message = `no ${what} within ${error.timeoutMs / 1000} s: ${error.lastReason}`;
+        // Still writing at the deadline: the operator never fell quiet (whether it reported ready or not).
+        const stillWriting = this.proxy.operatorIdleMs < contract.quietPeriodMs;
+        const writes = this.operatorWrites({ after: readySince ?? startSeq });
+        if (stillWriting && writes.length > 0) {
+          throw new NeverQuiet(message, await this.operatorLogNotes(), writes, readySince !== undefined);
+        }
+        throw new Inconclusive(message, await this.operatorLogNotes());
       }
       if (error instanceof KitError) throw error;
       throw error;

@@ -9,7 +9,7 @@ import {
   writeEvidence,
   type ReferenceState,
 } from "../runner/reference-state.js";
-import { Inconclusive, Scenario } from "../runner/scenario.js";
+import { Inconclusive, NeverQuiet, Scenario } from "../runner/scenario.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
@@ -19,6 +19,9 @@ import {
   type Suite,
   type SuiteContext,
 } from "./check.js";
+
+/** This many creates of one resource in one convergence wait is creation without end, not progress. */
+const RUNAWAY_CREATES = 5;
 
 /** The label the kit touches objects with: metadata only, so it changes nothing an operator manages. */
 export const TOUCH_LABEL = "reconcile-conformance.dev/touch";
@@ -199,6 +202,7 @@ export const statusStability: Suite = {
       }
       return results;
     } catch (error) {
+      if (error instanceof NeverQuiet) return neverQuiet(error, selected, target, elapsed());
       if (error instanceof Inconclusive)
         return inconclusiveFor(CHECKS, selected, target, error.message, elapsed(), error.notes);
       if (context.deps.signal.aborted) throw error;
@@ -215,6 +219,86 @@ export const statusStability: Suite = {
     }
   },
 };
+
+/**
+ * The operator was ready but never fell quiet: its writes while ready are
+ * judged as the write checks would judge them after convergence; the other
+ * checks cannot be judged.
+ */
+function neverQuiet(
+  error: NeverQuiet,
+  selected: ReadonlySet<string>,
+  target: string,
+  durationMs: number,
+): ScenarioResult[] {
+  const writes = error.writes;
+  const state = error.ready
+    ? "the custom resource was ready but the operator never fell quiet"
+    : "the operator never fell quiet (and the custom resource never became ready)";
+  const effective = writes.filter(
+    (e) => e.effect === "created" || e.effect === "changed" || e.effect === "deleted",
+  );
+  const shown = (entries: readonly WriteEntry[]) => entries.slice(-20).map(writeEvidence);
+  const notes = [
+    `${writes.length} operator write(s) in the wait; the last ${Math.min(20, writes.length)} shown`,
+    ...error.notes,
+  ];
+  // Ready and still changing things: avoidable. Not ready: an operator still making progress
+  // (replicas coming up) writes too, so only runaway creation, the same kind created again and
+  // again, is a verdict; anything else stays inconclusive.
+  const creates = new Map<string, number>();
+  for (const e of effective)
+    if (e.effect === "created") creates.set(e.resource, (creates.get(e.resource) ?? 0) + 1);
+  const runaway = [...creates].find(([, count]) => count >= RUNAWAY_CREATES);
+  const judged = error.ready ? effective.length > 0 : runaway !== undefined;
+  const results: ScenarioResult[] = [];
+  if (selected.has(noAvoidableWrites.id)) {
+    results.push(
+      judged
+        ? {
+            check: noAvoidableWrites.id,
+            target,
+            status: "failed",
+            message: `${state}: ${effective.length} write(s) changed stored state${runaway ? `, ${runaway[1]} of them creates of ${runaway[0]}` : ""} (${error.message})`,
+            durationMs,
+            evidence: { writes: shown(effective), notes },
+          }
+        : {
+            check: noAvoidableWrites.id,
+            target,
+            status: "inconclusive",
+            message: error.message,
+            durationMs,
+            evidence: { writes: shown(writes), notes },
+          },
+    );
+  }
+  if (selected.has(noRedundantWrites.id) && (judged || error.ready)) {
+    results.push({
+      check: noRedundantWrites.id,
+      target,
+      status: "failed",
+      message: `${state}: ${writes.length} write request(s)`,
+      durationMs,
+      evidence: { writes: shown(writes), notes },
+    });
+  }
+  results.push(
+    ...inconclusiveFor(
+      [
+        ...(selected.has(noRedundantWrites.id) && !(judged || error.ready) ? [noRedundantWrites] : []),
+        lastTransitionTime,
+        observedGeneration,
+      ],
+      selected,
+      target,
+      error.message,
+      durationMs,
+      error.notes,
+    ),
+  );
+  return results;
+}
 
 /** Touches every child and the custom resource with a foreign label; the kit's entries, by object. */
 async function touchAll(

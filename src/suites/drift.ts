@@ -1,0 +1,387 @@
+import { randomBytes } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
+import { describeError } from "../errors.js";
+import type { KubeObject } from "../kube/kube-client.js";
+import type { Status } from "../report/report-model.js";
+import { describeRef, liveChildren, writeEvidence, type ChildRecord } from "../runner/reference-state.js";
+import { Inconclusive, Scenario } from "../runner/scenario.js";
+import { normalisedName } from "../proxy/faults.js";
+import { pollUntil, PollTimeoutError } from "../util/poll.js";
+import {
+  inconclusiveFor,
+  type CheckDefinition,
+  type ScenarioResult,
+  type Suite,
+  type SuiteContext,
+} from "./check.js";
+import { driftPatch, driftTargets, formatPath, valueAt, type DriftTarget } from "./drift-targets.js";
+
+/** The foreign metadata the kit adds with every perturbation: it must survive the repair. */
+export const FOREIGN_ANNOTATION = "reconcile-conformance.dev/foreign-annotation";
+export const FOREIGN_LABEL = "reconcile-conformance.dev/foreign-label";
+
+/**
+ * How long the operator may stay idle (no write at all) after a perturbation
+ * before the kit concludes it is not going to react: an operator that watches
+ * its children reacts to the change at once. (One that repairs only on a
+ * periodic resync is judged by what it did within this time.)
+ */
+const GIVE_UP_IDLE_MS = 10_000;
+
+/** More effective writes than this to one object to repair one field is a write per reconcile, not a repair. */
+const REPAIR_WRITE_BOUND = 3;
+
+const managedField: CheckDefinition = {
+  id: "drift/managed-field",
+  level: "MUST",
+  summary:
+    "a managed field of a child changed behind the operator's back is repaired in place, keeping foreign metadata",
+};
+const deletedChild: CheckDefinition = {
+  id: "drift/deleted-child",
+  level: "MUST",
+  summary: "a deleted child is recreated as the reference has it",
+};
+
+const CHECKS = [managedField, deletedChild];
+
+/**
+ * One scenario per target: the sample converges in a fresh namespace, the
+ * kit changes one managed field of one child (and adds a foreign annotation
+ * and label in the same write), and the operator must put the field back by
+ * updating that object. Then one scenario per child, deleted.
+ */
+export const drift: Suite = {
+  name: "drift",
+  checks: CHECKS,
+  async run(context: SuiteContext, selected): Promise<ScenarioResult[]> {
+    if (!CHECKS.some((c) => selected.has(c.id))) return [];
+    const started = context.clock.now();
+    let discovered: { targets: DriftTarget[]; children: ChildRecord[] };
+    try {
+      context.progress("discovering drift targets on a converged sample");
+      discovered = await withConverged(context, "drift-baseline", async (scenario) => {
+        const children = await liveChildren(scenario);
+        const targets: DriftTarget[] = [];
+        for (const child of children) {
+          const object = await scenario.kit.get(child.ref);
+          targets.push(...driftTargets({ kind: child.ref.kind, object }, context.deps.contract.drift));
+        }
+        return { targets, children };
+      });
+    } catch (error) {
+      const message =
+        error instanceof Inconclusive ? error.message : `the baseline could not run: ${describeError(error)}`;
+      return inconclusiveFor(
+        CHECKS,
+        selected,
+        "baseline",
+        message,
+        context.clock.now() - started,
+        error instanceof Inconclusive ? error.notes : [],
+      );
+    }
+    const results: ScenarioResult[] = [];
+    if (selected.has(managedField.id)) {
+      if (discovered.targets.length === 0) {
+        results.push({
+          check: managedField.id,
+          target: "children",
+          status: "skipped",
+          message: "no managed field of any child to perturb",
+          durationMs: 0,
+        });
+      }
+      for (const target of discovered.targets) {
+        context.progress(`perturbing ${target.id}`);
+        results.push(await perturbOne(context, target));
+      }
+    }
+    if (selected.has(deletedChild.id)) {
+      for (const child of discovered.children) {
+        context.progress(`deleting ${describeRef(child.ref)}`);
+        results.push(await deleteOne(context, child, discovered.targets));
+      }
+    }
+    return results;
+  },
+};
+
+/** Opens a scenario, converges the sample, runs `body`, closes. */
+async function withConverged<T>(
+  context: SuiteContext,
+  name: string,
+  body: (scenario: Scenario, converged: KubeObject) => Promise<T>,
+): Promise<T> {
+  const scenario = await Scenario.open(name, context.deps);
+  try {
+    await scenario.startWithSample();
+    return await body(scenario, await scenario.converge("convergence of the sample"));
+  } finally {
+    await scenario.close();
+  }
+}
+
+async function perturbOne(context: SuiteContext, target: DriftTarget): Promise<ScenarioResult> {
+  const started = context.clock.now();
+  const result = (
+    status: Status,
+    message: string,
+    evidence?: ScenarioResult["evidence"],
+  ): ScenarioResult => ({
+    check: managedField.id,
+    target: target.id,
+    status,
+    message,
+    durationMs: context.clock.now() - started,
+    ...(evidence ? { evidence } : {}),
+  });
+  try {
+    return await withConverged(context, "drift-field", async (scenario) => {
+      const child = (await liveChildren(scenario)).find(
+        (c) => c.ref.kind === target.kind && normalisedName(c.ref) === target.name,
+      );
+      if (!child)
+        throw new Inconclusive(
+          `${target.kind}/${target.name} does not exist in this scenario's converged state`,
+        );
+      const live = await scenario.kit.get(child.ref);
+      if (!isDeepStrictEqual(valueAt(live, target.path), target.value)) {
+        throw new Inconclusive(
+          `${target.id} is ${JSON.stringify(valueAt(live, target.path))} here, not the reference's ${JSON.stringify(target.value)}`,
+        );
+      }
+      const nonce = randomBytes(4).toString("hex");
+      const mark = scenario.proxy.writeLog.lastSeq;
+      try {
+        await scenario.kit.patchJson(
+          child.ref,
+          driftPatch(target, live, {
+            annotation: [FOREIGN_ANNOTATION, nonce],
+            label: [FOREIGN_LABEL, nonce],
+          }),
+        );
+      } catch (error) {
+        throw new Inconclusive(
+          `the API server refused the perturbation of ${target.id}: ${describeError(error)}`,
+        );
+      }
+      const perturbedAt = context.clock.now();
+      const writesToIt = () =>
+        scenario
+          .operatorWrites({ after: mark })
+          .filter(
+            (e) => e.group === child.group && e.resource === child.resource && e.name === child.ref.name,
+          );
+      let repaired: KubeObject | { idle: true; value: unknown };
+      try {
+        repaired = await pollUntil<KubeObject | { idle: true; value: unknown }>(
+          async () => {
+            const now = await scenario.kit.tryGet(child.ref);
+            if (!now) return { done: false, reason: `${describeRef(child.ref)} is gone` };
+            const value = valueAt(now, target.path);
+            if (!isDeepStrictEqual(value, target.value)) {
+              if (
+                scenario.proxy.operatorIdleMs >= GIVE_UP_IDLE_MS &&
+                context.clock.now() - perturbedAt >= GIVE_UP_IDLE_MS
+              ) {
+                return { done: true, value: { idle: true, value } };
+              }
+              return { done: false, reason: `${formatPath(target.path)} is ${JSON.stringify(value)}` };
+            }
+            const idle = Math.min(scenario.proxy.operatorIdleMs, context.clock.now() - perturbedAt);
+            return idle >= context.deps.contract.quietPeriodMs
+              ? { done: true, value: now }
+              : { done: false, reason: `restored; operator wrote ${idle} ms ago` };
+          },
+          {
+            description: `${target.id} to be repaired`,
+            timeoutMs: context.deps.contract.timeouts.convergeMs,
+            intervalMs: 100,
+            signal: context.deps.signal,
+          },
+        );
+      } catch (error) {
+        if (!(error instanceof PollTimeoutError)) throw error;
+        return result("failed", `not repaired within ${error.timeoutMs / 1000} s: ${error.lastReason}`, {
+          diffs: [
+            {
+              object: describeRef(child.ref),
+              path: formatPath(target.path),
+              expected: target.value,
+              actual: target.perturbed,
+            },
+          ],
+          writes: writesToIt().map(writeEvidence),
+          operatorLog: await scenario.operator.logTail(10),
+        });
+      }
+      if ("idle" in repaired) {
+        return result(
+          "failed",
+          `not repaired: ${formatPath(target.path)} is still ${JSON.stringify(repaired.value)}, and the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the perturbation`,
+          {
+            diffs: [
+              {
+                object: describeRef(child.ref),
+                path: formatPath(target.path),
+                expected: target.value,
+                actual: repaired.value,
+              },
+            ],
+            writes: writesToIt().map(writeEvidence),
+            operatorLog: await scenario.operator.logTail(10),
+          },
+        );
+      }
+      const effective = writesToIt().filter(
+        (e) => e.effect === "changed" || e.effect === "created" || e.effect === "deleted",
+      );
+      const evidence = { writes: writesToIt().map(writeEvidence) };
+      if (repaired.metadata?.uid !== child.uid) {
+        return result(
+          "failed",
+          `repaired by recreating ${describeRef(child.ref)} (uid ${child.uid} -> ${repaired.metadata?.uid ?? "?"}), not by an update in place`,
+          evidence,
+        );
+      }
+      const lost = [
+        repaired.metadata?.annotations?.[FOREIGN_ANNOTATION] === nonce
+          ? undefined
+          : `annotation ${FOREIGN_ANNOTATION}`,
+        repaired.metadata?.labels?.[FOREIGN_LABEL] === nonce ? undefined : `label ${FOREIGN_LABEL}`,
+      ].filter((x): x is string => x !== undefined);
+      if (lost.length > 0)
+        return result("failed", `repaired, but another writer's ${lost.join(" and ")} was erased`, evidence);
+      if (effective.length > REPAIR_WRITE_BOUND) {
+        return result(
+          "failed",
+          `repaired with ${effective.length} effective writes to ${describeRef(child.ref)} (a repair takes at most ${REPAIR_WRITE_BOUND})`,
+          evidence,
+        );
+      }
+      return result(
+        "passed",
+        `repaired in place by ${effective.length} write(s); foreign metadata kept`,
+        evidence,
+      );
+    });
+  } catch (error) {
+    if (error instanceof Inconclusive)
+      return result(
+        "inconclusive",
+        error.message,
+        error.notes.length > 0 ? { notes: error.notes } : undefined,
+      );
+    if (context.deps.signal.aborted) throw error;
+    return result("inconclusive", `the scenario could not run: ${describeError(error)}`);
+  }
+}
+
+async function deleteOne(
+  context: SuiteContext,
+  reference: ChildRecord,
+  targets: readonly DriftTarget[],
+): Promise<ScenarioResult> {
+  const started = context.clock.now();
+  const name = `${reference.ref.kind}/${normalisedName(reference.ref)}`;
+  const result = (
+    status: Status,
+    message: string,
+    evidence?: ScenarioResult["evidence"],
+  ): ScenarioResult => ({
+    check: deletedChild.id,
+    target: name,
+    status,
+    message,
+    durationMs: context.clock.now() - started,
+    ...(evidence ? { evidence } : {}),
+  });
+  try {
+    return await withConverged(context, "drift-deleted", async (scenario) => {
+      const child = (await liveChildren(scenario)).find(
+        (c) => c.ref.kind === reference.ref.kind && normalisedName(c.ref) === normalisedName(reference.ref),
+      );
+      if (!child) throw new Inconclusive(`${name} does not exist in this scenario's converged state`);
+      const mark = scenario.proxy.writeLog.lastSeq;
+      try {
+        await scenario.kit.delete(child.ref, { propagationPolicy: "Background" });
+      } catch (error) {
+        throw new Inconclusive(`the API server refused the deletion of ${name}: ${describeError(error)}`);
+      }
+      const deletedAt = context.clock.now();
+      const mine = targets.filter(
+        (t) => t.kind === reference.ref.kind && t.name === normalisedName(reference.ref),
+      );
+      try {
+        const recreated = await pollUntil<KubeObject | { idle: true }>(
+          async () => {
+            const now = await scenario.kit.tryGet(child.ref);
+            if (!now || now.metadata?.uid === child.uid || now.metadata?.deletionTimestamp) {
+              if (
+                scenario.proxy.operatorIdleMs >= GIVE_UP_IDLE_MS &&
+                context.clock.now() - deletedAt >= GIVE_UP_IDLE_MS
+              ) {
+                return { done: true, value: { idle: true } };
+              }
+              return { done: false, reason: `${name} not recreated yet` };
+            }
+            const idle = Math.min(scenario.proxy.operatorIdleMs, context.clock.now() - deletedAt);
+            return idle >= context.deps.contract.quietPeriodMs
+              ? { done: true, value: now }
+              : { done: false, reason: `recreated; operator wrote ${idle} ms ago` };
+          },
+          {
+            description: `${name} to be recreated`,
+            timeoutMs: context.deps.contract.timeouts.convergeMs,
+            intervalMs: 100,
+            signal: context.deps.signal,
+          },
+        );
+        if ("idle" in recreated) {
+          return result(
+            "failed",
+            `not recreated: the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the deletion`,
+            {
+              writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
+              operatorLog: await scenario.operator.logTail(10),
+            },
+          );
+        }
+        const diffs = mine
+          .filter((t) => !isDeepStrictEqual(valueAt(recreated, t.path), t.value))
+          .map((t) => ({
+            object: name,
+            path: formatPath(t.path),
+            expected: t.value,
+            actual: valueAt(recreated, t.path),
+          }));
+        const evidence = {
+          writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
+          ...(diffs.length > 0 ? { diffs } : {}),
+        };
+        return diffs.length > 0
+          ? result(
+              "failed",
+              `recreated, but ${diffs.length} managed field(s) differ from the reference`,
+              evidence,
+            )
+          : result(
+              "passed",
+              `recreated (uid ${recreated.metadata?.uid ?? "?"}) as the reference has it`,
+              evidence,
+            );
+      } catch (error) {
+        if (!(error instanceof PollTimeoutError)) throw error;
+        return result("failed", `not recreated within ${error.timeoutMs / 1000} s`, {
+          writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
+          operatorLog: await scenario.operator.logTail(10),
+        });
+      }
+    });
+  } catch (error) {
+    if (error instanceof Inconclusive) return result("inconclusive", error.message);
+    if (context.deps.signal.aborted) throw error;
+    return result("inconclusive", `the scenario could not run: ${describeError(error)}`);
+  }
+}
