@@ -512,7 +512,12 @@ describe("API proxy with the example operator", () => {
         }),
       ),
     );
-    const path = `/api/v1/namespaces/${h.namespace}/configmaps`;
+    // The same list both ways: at one exact resourceVersion, so that a write anywhere in the cluster
+    // between the two requests (a lease renewal, a kwok heartbeat) cannot change the answer.
+    const { resourceVersion } = await cluster.client.listWithVersion("v1", "ConfigMap", {
+      namespace: h.namespace,
+    });
+    const path = `/api/v1/namespaces/${h.namespace}/configmaps?resourceVersion=${resourceVersion}&resourceVersionMatch=Exact`;
     const viaProxy = await rawGet(
       new URL(path, h.proxy.url),
       proxyAuth(await h.proxy.writeKubeconfig(join(h.workDir, "kubeconfig"))),
