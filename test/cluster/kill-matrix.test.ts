@@ -1,15 +1,10 @@
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parse, stringify } from "yaml";
+import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadContract } from "../../src/contract/load-contract.js";
-import { zxCommandRunner } from "../../src/process/command-runner.js";
 import type { RunReport } from "../../src/report/report-model.js";
-import { runKit, type ProgressReporter } from "../../src/runner/run-kit.js";
-import { systemClock } from "../../src/util/clock.js";
-import { silentLogger } from "../../src/util/logger.js";
 import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
+import { runExampleOperator } from "../support/example-run.js";
 import { exampleDir, exampleOperatorBinary } from "../support/webapp-example.js";
 
 // The kill matrix: `run --strict` on the reference (every check passes) and on
@@ -37,52 +32,6 @@ afterAll(async () => {
   await cluster?.provider.delete();
 });
 
-const quiet: ProgressReporter = {
-  phase: () => undefined,
-  checkStarted: () => undefined,
-  step: () => undefined,
-  checkFinished: () => undefined,
-};
-
-async function run(bug: string | undefined): Promise<RunReport> {
-  const dir = await mkdtemp(join(tmpdir(), "rc-matrix-"));
-  const contract = parse(await readFile(join(exampleDir, "reconcile-conformance.yaml"), "utf8")) as Record<
-    string,
-    unknown
-  >;
-  const file = join(dir, "reconcile-conformance.yaml");
-  await writeFile(
-    file,
-    stringify({
-      ...contract,
-      operator: { command: [binary, "--leader-elect=false"], env: bug ? { WEBAPP_BUG: bug } : {} },
-      crds: [join(exampleDir, "crds/webapp.yaml")],
-      sample: join(exampleDir, "samples/webapp.yaml"),
-    }),
-  );
-  return runKit(
-    {
-      contract: await loadContract(file),
-      cluster: {
-        provider: "existing",
-        kubeconfigPath: cluster.access.kubeconfigPath,
-        context: cluster.access.context,
-      },
-      suites: ["drift", "status-stability"],
-      strict: true,
-      keep: false,
-      workDir: join(dir, "work"),
-    },
-    {
-      runner: zxCommandRunner,
-      logger: silentLogger,
-      signal: new AbortController().signal,
-      clock: systemClock,
-      progress: quiet,
-    },
-  );
-}
-
 /** "id=status: first message" for every check that did not pass, for a readable failure. */
 const notPassed = (report: RunReport) =>
   report.checks
@@ -91,7 +40,10 @@ const notPassed = (report: RunReport) =>
 
 describe("kill matrix of the example operator (run --strict)", () => {
   it("the reference passes every check", { timeout: 300_000 }, async () => {
-    const report = await run(undefined);
+    const report = await runExampleOperator(cluster, binary, {
+      strict: true,
+      suites: ["drift", "status-stability"],
+    });
     expect(notPassed(report)).toEqual([]);
     expect(report.checks.map((c) => c.id)).toEqual([
       "cluster/optimistic-concurrency",
@@ -108,7 +60,11 @@ describe("kill matrix of the example operator (run --strict)", () => {
     "%s fails what it must, and nothing unexplained",
     { timeout: 600_000 },
     async (bug, expected) => {
-      const report = await run(bug);
+      const report = await runExampleOperator(cluster, binary, {
+        bug,
+        strict: true,
+        suites: ["drift", "status-stability"],
+      });
       const status = Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
       for (const id of expected.mustFail) expect(`${id}=${status[id]}`).toBe(`${id}=failed`);
       const unexplained = notPassed(report).filter((line) => {

@@ -1,16 +1,8 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadContract } from "../../src/contract/load-contract.js";
-import { zxCommandRunner } from "../../src/process/command-runner.js";
 import type { RunReport } from "../../src/report/report-model.js";
-import { runKit, type ProgressReporter } from "../../src/runner/run-kit.js";
-import { systemClock } from "../../src/util/clock.js";
-import { silentLogger } from "../../src/util/logger.js";
 import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
-import { exampleDir, exampleOperatorBinary } from "../support/webapp-example.js";
+import { runExampleOperator } from "../support/example-run.js";
+import { exampleOperatorBinary } from "../support/webapp-example.js";
 
 // runKit end to end on the bundled example operator, against one real kwok
 // cluster (provider existing): the reference passes every check, and each
@@ -30,53 +22,11 @@ afterAll(async () => {
   await cluster?.provider.delete();
 });
 
-const quiet: ProgressReporter = {
-  phase: () => undefined,
-  checkStarted: () => undefined,
-  step: () => undefined,
-  checkFinished: () => undefined,
-};
-
-async function run(bug: string | undefined, options: { strict?: boolean } = {}): Promise<RunReport> {
-  const dir = await mkdtemp(join(tmpdir(), "rc-run-kit-"));
-  const file = join(dir, "reconcile-conformance.yaml");
-  await writeFile(
-    file,
-    stringify({
-      operator: { command: [binary, "--leader-elect=false"], env: bug ? { WEBAPP_BUG: bug } : {} },
-      crds: [join(exampleDir, "crds/webapp.yaml")],
-      sample: join(exampleDir, "samples/webapp.yaml"),
-      updates: [{ spec: { replicas: 2 } }],
-      suites: ["status-stability"],
-    }),
-  );
-  return runKit(
-    {
-      contract: await loadContract(file),
-      cluster: {
-        provider: "existing",
-        kubeconfigPath: cluster.access.kubeconfigPath,
-        context: cluster.access.context,
-      },
-      strict: options.strict ?? false,
-      keep: false,
-      workDir: join(dir, "work"),
-    },
-    {
-      runner: zxCommandRunner,
-      logger: silentLogger,
-      signal: new AbortController().signal,
-      clock: systemClock,
-      progress: quiet,
-    },
-  );
-}
-
 const verdicts = (report: RunReport) => Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
 
 describe("runKit on the example operator", () => {
   it("the reference passes every check", async () => {
-    const report = await run(undefined, { strict: true });
+    const report = await runExampleOperator(cluster, binary, { strict: true, suites: ["status-stability"] });
     expect(verdicts(report)).toEqual({
       "cluster/optimistic-concurrency": "passed",
       "status-stability/no-avoidable-writes": "passed",
@@ -93,7 +43,11 @@ describe("runKit on the example operator", () => {
   });
 
   it("status-every-reconcile: changes status on every reconcile and restamps lastTransitionTime", async () => {
-    const report = await run("status-every-reconcile", { strict: true });
+    const report = await runExampleOperator(cluster, binary, {
+      bug: "status-every-reconcile",
+      strict: true,
+      suites: ["status-stability"],
+    });
     expect(verdicts(report)).toMatchObject({
       "status-stability/no-avoidable-writes": "failed",
       "status-stability/no-redundant-writes": "failed",
@@ -117,7 +71,11 @@ describe("runKit on the example operator", () => {
   });
 
   it("deep-equal-update: its updates change nothing (no-ops), so only the SHOULD check warns", async () => {
-    const report = await run("deep-equal-update");
+    const report = await runExampleOperator(cluster, binary, {
+      bug: "deep-equal-update",
+      strict: false,
+      suites: ["status-stability"],
+    });
     expect(verdicts(report)).toMatchObject({
       "status-stability/no-avoidable-writes": "passed",
       "status-stability/no-redundant-writes": "warned",
@@ -133,7 +91,11 @@ describe("runKit on the example operator", () => {
   });
 
   it("timestamp-in-template: rolls its Deployment on every reconcile; its Ready flips are real transitions", async () => {
-    const report = await run("timestamp-in-template");
+    const report = await runExampleOperator(cluster, binary, {
+      bug: "timestamp-in-template",
+      strict: false,
+      suites: ["status-stability"],
+    });
     expect(verdicts(report)).toMatchObject({
       "status-stability/no-avoidable-writes": "failed",
       "status-stability/last-transition-time": "passed",

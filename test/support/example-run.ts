@@ -1,0 +1,70 @@
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse, stringify } from "yaml";
+import { loadContract } from "../../src/contract/load-contract.js";
+import { zxCommandRunner } from "../../src/process/command-runner.js";
+import type { RunReport } from "../../src/report/report-model.js";
+import { runKit, type ProgressReporter } from "../../src/runner/run-kit.js";
+import { systemClock } from "../../src/util/clock.js";
+import { silentLogger } from "../../src/util/logger.js";
+import type { TestCluster } from "./kwok-cluster.js";
+import { exampleDir } from "./webapp-example.js";
+
+const quiet: ProgressReporter = {
+  phase: () => undefined,
+  checkStarted: () => undefined,
+  step: () => undefined,
+  checkFinished: () => undefined,
+};
+
+/**
+ * runKit on the example operator's contract (its built binary, absolute
+ * paths; a mutant when `bug` is set) against a test cluster, as the
+ * `existing` provider.
+ */
+export async function runExampleOperator(
+  cluster: TestCluster,
+  binary: string,
+  options: { bug?: string; strict: boolean; suites: string[] },
+): Promise<RunReport> {
+  const dir = await mkdtemp(join(tmpdir(), "rc-example-run-"));
+  const contract = parse(await readFile(join(exampleDir, "reconcile-conformance.yaml"), "utf8")) as Record<
+    string,
+    unknown
+  >;
+  const file = join(dir, "reconcile-conformance.yaml");
+  await writeFile(
+    file,
+    stringify({
+      ...contract,
+      operator: {
+        command: [binary, "--leader-elect=false"],
+        env: options.bug ? { WEBAPP_BUG: options.bug } : {},
+      },
+      crds: [join(exampleDir, "crds/webapp.yaml")],
+      sample: join(exampleDir, "samples/webapp.yaml"),
+    }),
+  );
+  return runKit(
+    {
+      contract: await loadContract(file),
+      cluster: {
+        provider: "existing",
+        kubeconfigPath: cluster.access.kubeconfigPath,
+        context: cluster.access.context,
+      },
+      suites: options.suites,
+      strict: options.strict,
+      keep: false,
+      workDir: join(dir, "work"),
+    },
+    {
+      runner: zxCommandRunner,
+      logger: silentLogger,
+      signal: new AbortController().signal,
+      clock: systemClock,
+      progress: quiet,
+    },
+  );
+}
