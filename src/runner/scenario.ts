@@ -3,7 +3,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Contract } from "../contract/load-contract.js";
 import { evaluateReadiness } from "../contract/readiness.js";
-import { describeError, KitError } from "../errors.js";
+import { describeError } from "../errors.js";
 import { isNotFound } from "../kube/api-errors.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
 import { OperatorProcess } from "../operator/operator-process.js";
@@ -262,7 +262,6 @@ export class Scenario {
         }
         throw new Inconclusive(message, await this.operatorLogNotes());
       }
-      if (error instanceof KitError) throw error;
       throw error;
     }
   }

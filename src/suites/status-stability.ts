@@ -285,11 +285,7 @@ function neverQuiet(
   }
   results.push(
     ...inconclusiveFor(
-      [
-        ...(selected.has(noRedundantWrites.id) && !(judged || error.ready) ? [noRedundantWrites] : []),
-        lastTransitionTime,
-        observedGeneration,
-      ],
+      [...(judged || error.ready ? [] : [noRedundantWrites]), lastTransitionTime, observedGeneration],
       selected,
       target,
       error.message,
