@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh
+# A subject only the tests use (the demo does not need it, so setup does not build it).
+echo "test: k8s.io/sample-controller at $(bash examples/sample-controller/build.sh)"
 
 echo "test: typecheck, lint, format"
 npm run --silent typecheck

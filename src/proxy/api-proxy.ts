@@ -32,6 +32,14 @@ export interface ApiProxyOptions {
    * pass through.
    */
   readonly impersonate?: { readonly user: string; readonly groups?: readonly string[] };
+  /**
+   * Count only the operator's writes in this namespace (and cluster-scoped
+   * ones) when judging whether it is quiet. A cluster-wide operator keeps
+   * reconciling the namespaces of earlier scenarios while they terminate
+   * (and retries its refused creates there); those writes say nothing about
+   * this scenario. They are still logged.
+   */
+  readonly quietNamespace?: string;
   readonly logger?: Logger;
   readonly clock?: Clock;
 }
@@ -283,7 +291,7 @@ export class ApiProxy {
     }
     if (actor === "operator") this.operatorRequests++;
     const info = classifyRequest(req.method ?? "GET", req.url ?? "/", req.headers["content-type"]);
-    if (isMutating(info.verb)) return this.handleWrite(req, res, actor);
+    if (isMutating(info.verb)) return this.handleWrite(req, res, actor, info);
     return this.pipeThrough(req, res, info, actor);
   }
 
@@ -362,10 +370,14 @@ export class ApiProxy {
     req: http.IncomingMessage,
     res: http.ServerResponse,
     actor: "operator" | "kit",
+    info: RequestInfo,
   ): Promise<void> {
     const time = isoNow(this.clock);
     const run = actor === "operator" ? this.operatorRun : undefined;
-    const counted = actor === "operator";
+    const { quietNamespace } = this.options;
+    const counted =
+      actor === "operator" &&
+      (quietNamespace === undefined || info.namespace === undefined || info.namespace === quietNamespace);
     if (counted) {
       this.operatorWritesInFlight++;
       this.lastOperatorWriteAt = this.clock.now();

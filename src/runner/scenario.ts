@@ -124,6 +124,7 @@ export class Scenario {
       const proxy = await ApiProxy.start({
         upstream: deps.upstream,
         writeLogFile: join(workDir, "writes.ndjson"),
+        quietNamespace: namespace,
         logger: deps.logger,
         clock: deps.clock,
       });

@@ -419,6 +419,39 @@ describe("API proxy with the example operator", () => {
     }
   });
 
+  it("judges quiet by the operator's writes in its scenario's namespace: writes elsewhere are logged, not counted", async () => {
+    const [mine, other] = [`q-${randomBytes(3).toString("hex")}`, `q-${randomBytes(3).toString("hex")}`];
+    for (const name of [mine, other]) {
+      await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    }
+    const proxy = await ApiProxy.start({
+      upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
+      quietNamespace: mine,
+    });
+    const workDir = await mkdtemp(join(tmpdir(), "rc-quiet-scope-"));
+    // The operator's credentials: these writes are the operator's as the proxy sees them.
+    const asOperator = KubeClient.fromKubeconfig(await proxy.writeKubeconfig(join(workDir, "kubeconfig")));
+    const configMap = (namespace: string, name: string): KubeObject => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace },
+    });
+    try {
+      await asOperator.create(configMap(mine, "first"));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await asOperator.create(configMap(other, "elsewhere"));
+      expect(proxy.operatorIdleMs).toBeGreaterThanOrEqual(400);
+      await asOperator.create(configMap(mine, "second"));
+      expect(proxy.operatorIdleMs).toBeLessThan(400);
+      expect(
+        proxy.writeLog.query({ actor: "operator" }).map((e) => `${e.namespace ?? ""}/${e.name ?? ""}`),
+      ).toEqual([`${mine}/first`, `${other}/elsewhere`, `${mine}/second`]);
+    } finally {
+      asOperator.close();
+      await proxy.close();
+    }
+  });
+
   it("hangs a write for fail-with hang: never answered, reported by waitQuiet instead of waited on", async () => {
     const h = await harness();
     const auth = proxyAuth(await h.proxy.writeKubeconfig(join(h.workDir, "kubeconfig")));

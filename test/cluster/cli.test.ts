@@ -1,38 +1,10 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { KubeClient } from "../../src/kube/kube-client.js";
 import { findProcessesByArgument } from "../../src/process/process-table.js";
 import { pathExists } from "../../src/util/files.js";
 import { kwokConfig, uniqueClusterName } from "../support/kwok-cluster.js";
-
-// These run the committed bundle, dist/cli.js, as a user would.
-const CLI = join(import.meta.dirname, "../../dist/cli.js");
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runCli(args: string[], options: { interruptWhen?: (stderr: string) => boolean } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    let interrupted = false;
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (!interrupted && options.interruptWhen?.(stderr)) {
-        interrupted = true;
-        child.kill("SIGINT");
-      }
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { runCli } from "../support/run-cli.js";
 
 describe("reconcile-conformance cluster (CLI)", () => {
   it("creates a kwok cluster, prints its kubeconfig as the last stdout line, and deletes it", async () => {

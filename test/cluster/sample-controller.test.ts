@@ -1,0 +1,90 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { RunReport } from "../../src/report/report-model.js";
+import { runCli } from "../support/run-cli.js";
+
+// `reconcile-conformance run` on k8s.io/sample-controller v0.35.4, the
+// Kubernetes project's own example controller, unchanged, as a user would run
+// it (the CLI, its own kwok cluster). The verdicts asserted here are the ones
+// its code deserves; examples/sample-controller/README.md gives each with the
+// line of controller.go that causes it.
+
+const subjectDir = join(import.meta.dirname, "../../examples/sample-controller");
+
+beforeAll(() => {
+  // Builds into the cache and links ./upstream (the contract's CRD and sample); instant when built.
+  execFileSync("bash", [join(subjectDir, "build.sh")], { stdio: ["ignore", "ignore", "inherit"] });
+}, 600_000);
+
+describe("run on k8s.io/sample-controller", () => {
+  it("gives the verdicts its code deserves", { timeout: 300_000 }, async () => {
+    const reportDir = await mkdtemp(join(tmpdir(), "rc-sample-controller-"));
+    const run = await runCli([
+      "run",
+      "--config",
+      join(subjectDir, "reconcile-conformance.yaml"),
+      "--cluster",
+      "kwok",
+      "--report-dir",
+      reportDir,
+    ]);
+    // A MUST check failed: exit 1, not a crash of the kit (2 or 3).
+    expect(run.code, run.stderr).toBe(1);
+    const report = JSON.parse(await readFile(join(reportDir, "report.json"), "utf8")) as RunReport;
+    const check = (id: string) => report.checks.find((c) => c.id === id);
+    expect(Object.fromEntries(report.checks.map((c) => [c.id, c.status]))).toEqual({
+      "cluster/optimistic-concurrency": "passed",
+      "drift/managed-field": "failed",
+      "drift/deleted-child": "passed",
+      "status-stability/no-avoidable-writes": "passed",
+      "status-stability/no-redundant-writes": "warned",
+      "status-stability/last-transition-time": "skipped",
+      "status-stability/observed-generation": "skipped",
+    });
+
+    // controller.go:291-293: replicas is the one field it compares, and it repairs it with an
+    // Update of a freshly built Deployment, which replaces the whole object: another writer's
+    // annotation and label go with it.
+    const drift = check("drift/managed-field")?.scenarios ?? [];
+    const replicas = drift.find((s) => s.target === "Deployment/example-foo spec.replicas");
+    expect(replicas).toMatchObject({ status: "failed" });
+    expect(replicas?.message).toMatch(/^repaired, but another writer's annotation .* erased$/);
+    expect(replicas?.evidence?.writes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          write: "update deployments.apps/example-foo",
+          effect: "changed",
+          fieldManager: "sample-controller",
+        }),
+      ]),
+    );
+    // Nothing else of the Deployment is compared: a drifted image stays.
+    const image = drift.find(
+      (s) => s.target === "Deployment/example-foo spec.template.spec.containers[0].image",
+    );
+    expect(image).toMatchObject({ status: "failed" });
+    expect(image?.message).toMatch(/^not repaired: /);
+    expect(drift).toHaveLength(2);
+
+    // controller.go:305/324: every sync ends with UpdateStatus, needed or not; the server finds
+    // each a no-op, so only the SHOULD check objects.
+    const redundant = check("status-stability/no-redundant-writes")?.scenarios[0];
+    expect(redundant?.evidence?.writes?.length).toBeGreaterThan(0);
+    for (const write of redundant?.evidence?.writes ?? []) {
+      expect(write).toMatchObject({
+        write: "update foos.samplecontroller.k8s.io/example-foo/status",
+        effect: "no-op",
+      });
+    }
+    // Foo has neither conditions nor observedGeneration: those checks say so instead of passing.
+    expect(check("status-stability/last-transition-time")?.scenarios[0]?.message).toBe(
+      "the custom resource reports no conditions",
+    );
+    expect(check("status-stability/observed-generation")?.scenarios[0]?.message).toBe(
+      "the custom resource reports no observedGeneration",
+    );
+  });
+});
