@@ -63,22 +63,42 @@ for p in "${kube_pkgs[@]}"; do
   kube_ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 done
 
-build_module() { # step, module dir, ldflags, expected binaries...
-  local step=$1 module=$2 ldflags=$3
-  shift 3
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+build_module() { # module, ldflags, expected binaries...
+  local module=$1 ldflags=$2
+  shift 2
   local started=$SECONDS
-  echo "kube binaries: [$step/3] $module: $* ..."
-  (cd "$here/$module" && go build -trimpath -ldflags "$ldflags" -o "$out/" tool)
+  echo "kube binaries: $module: building $* ..."
+  if ! (cd "$here/$module" && go build -trimpath -ldflags "$ldflags" -o "$out/" tool) >"$logs/$module.log" 2>&1; then
+    echo "kube binaries: $module failed to build:" >&2
+    tail -n 40 "$logs/$module.log" >&2
+    return 1
+  fi
+  if [[ $module == etcd ]]; then
+    mv -f "$out/server" "$out/etcd" # the etcd main package is the module root, named "server"
+  fi
   for b in "$@"; do
-    [[ -x $out/$b ]] || { echo "kube binaries: $module did not produce $b" >&2; exit 1; }
+    [[ -x $out/$b ]] || { echo "kube binaries: $module did not produce $b" >&2; return 1; }
   done
-  echo "kube binaries: [$step/3] $module done in $((SECONDS - started))s"
+  echo "kube binaries: $module done in $((SECONDS - started))s"
 }
 
-build_module 1 etcd "-s -w" server
-mv -f "$out/server" "$out/etcd" # the etcd main package is the module root, named "server"
-build_module 2 kwok "-s -w" kwok kwokctl
-build_module 3 kubernetes "$kube_ldflags" kube-apiserver kube-controller-manager kube-scheduler kubectl
+# The three modules do not depend on each other: build them at the same time.
+# Each go build alone leaves the cores idle while it links and between
+# packages that wait for each other; together they keep both busy.
+build_module etcd "-s -w" etcd &
+etcd_pid=$!
+build_module kwok "-s -w" kwok kwokctl &
+kwok_pid=$!
+build_module kubernetes "$kube_ldflags" kube-apiserver kube-controller-manager kube-scheduler kubectl &
+kubernetes_pid=$!
+failed=0
+for pid in $etcd_pid $kwok_pid $kubernetes_pid; do
+  wait "$pid" || failed=1
+done
+[[ $failed == 0 ]] || exit 1
 
 version=$("$out/kube-apiserver" --version)
 if [[ $version != "Kubernetes $KUBE_VERSION" ]]; then
