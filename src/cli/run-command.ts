@@ -4,6 +4,7 @@ import { parseClusterConfig } from "../cluster/index.js";
 import { loadContract } from "../contract/load-contract.js";
 import { ExitCode, UsageError } from "../errors.js";
 import { consoleProgress, renderSummary } from "../report/console-reporter.js";
+import { StatusLine } from "../report/status-line.js";
 import { writeJsonReport } from "../report/json-report.js";
 import { exitCodeOfReport } from "../report/report-model.js";
 import { runKit } from "../runner/run-kit.js";
@@ -48,38 +49,45 @@ export async function runCommand(args: string[], context: CommandContext): Promi
     context.environment,
   );
   const reportDir = resolve(values["report-dir"] ?? "reconcile-conformance-report");
-  const report = await runKit(
-    {
-      contract,
-      cluster,
-      ...(values.suite
-        ? {
-            suites: values.suite
-              .split(",")
-              .map((s) => s.trim())
-              .filter(Boolean),
-          }
-        : {}),
-      ...(values.check
-        ? {
-            checks: values.check
-              .flatMap((c) => c.split(","))
-              .map((c) => c.trim())
-              .filter(Boolean),
-          }
-        : {}),
-      strict: values.strict ?? false,
-      keep: values.keep ?? false,
-      workDir: resolve(reportDir, "scenarios"),
-    },
-    {
-      runner: context.runner,
-      logger: context.logger,
-      signal: context.signal,
-      clock: systemClock,
-      progress: consoleProgress(context.stderr, systemClock),
-    },
-  );
+  // A spinner line only on a terminal; CI logs get the same plain lines without it.
+  const status = StatusLine.start(context.stderr, { clock: systemClock, env: context.environment.env });
+  let report;
+  try {
+    report = await runKit(
+      {
+        contract,
+        cluster,
+        ...(values.suite
+          ? {
+              suites: values.suite
+                .split(",")
+                .map((s) => s.trim())
+                .filter(Boolean),
+            }
+          : {}),
+        ...(values.check
+          ? {
+              checks: values.check
+                .flatMap((c) => c.split(","))
+                .map((c) => c.trim())
+                .filter(Boolean),
+            }
+          : {}),
+        strict: values.strict ?? false,
+        keep: values.keep ?? false,
+        workDir: resolve(reportDir, "scenarios"),
+      },
+      {
+        runner: context.runner,
+        logger: context.logger,
+        signal: context.signal,
+        clock: systemClock,
+        progress: consoleProgress(context.stderr, systemClock, status),
+      },
+    );
+  } finally {
+    status?.stop();
+  }
   context.stderr.write(renderSummary(report));
   const path = await writeJsonReport(report, reportDir);
   context.stderr.write(`report: ${path}\n`);

@@ -1,6 +1,7 @@
 import type { CheckDefinition } from "../suites/check.js";
 import type { ProgressReporter } from "../runner/run-kit.js";
 import type { CheckReport, RunReport, Status } from "./report-model.js";
+import type { StatusLine } from "./status-line.js";
 
 const MARK: Record<Status, string> = {
   passed: "PASS",
@@ -13,16 +14,27 @@ const MARK: Record<Status, string> = {
 /**
  * Live progress on a stream (stderr): a line per phase, per step of a long
  * scenario and per finished check with its time. Plain lines, so a CI log
- * reads the same as a terminal.
+ * reads the same as a terminal; on a terminal, `status` (a spinner line)
+ * also shows the step under way and how long it has taken so far.
  */
-export function consoleProgress(stream: NodeJS.WritableStream, clock: { now(): number }): ProgressReporter {
+export function consoleProgress(
+  stream: NodeJS.WritableStream,
+  clock: { now(): number },
+  status?: StatusLine,
+): ProgressReporter {
   const started = clock.now();
   const at = () => `[${((clock.now() - started) / 1000).toFixed(1).padStart(5)}s]`;
   const write = (line: string) => stream.write(`${at()} ${line}\n`);
   return {
-    phase: (line) => write(line),
+    phase: (line) => {
+      write(line);
+      status?.set(line);
+    },
     checkStarted: (check: CheckDefinition) => write(`${check.id} (${check.level}): ${check.summary}`),
-    step: (_check, line) => write(`  ${line}`),
+    step: (check, line) => {
+      write(`  ${line}`);
+      status?.set(`${check.id}: ${line}`);
+    },
     checkFinished: (report: CheckReport) => {
       write(`${MARK[report.status]} ${report.id} (${(report.durationMs / 1000).toFixed(1)}s)`);
       for (const scenario of report.scenarios)

@@ -8,7 +8,8 @@ import { KubeClient, type KubeObject } from "../kube/kube-client.js";
 import type { CommandRunner } from "../process/command-runner.js";
 import { checkReport, deriveStatus, type CheckReport, type RunReport } from "../report/report-model.js";
 import type { CheckDefinition, ScenarioResult, Suite } from "../suites/check.js";
-import type { Timings } from "./scenario.js";
+import type { ScenarioDeps, Timings } from "./scenario.js";
+import { SpecReferences } from "./spec-references.js";
 import { clusterSanity } from "../suites/cluster-sanity.js";
 import { drift } from "../suites/drift.js";
 import { statusStability } from "../suites/status-stability.js";
@@ -92,6 +93,18 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     await installCrds(kube, config.contract, deps.signal);
 
     await mkdir(config.workDir, { recursive: true });
+    const scenarioDeps = (workDir: string): ScenarioDeps => ({
+      contract: config.contract,
+      kube,
+      upstream: { kubeconfigPath: access.kubeconfigPath, context: access.context },
+      workDir,
+      logger: deps.logger,
+      signal: deps.signal,
+      clock: deps.clock,
+      keep: () => config.keep,
+      ...(deps.timings ? { timings: deps.timings } : {}),
+    });
+    const references = new SpecReferences(scenarioDeps(join(config.workDir, "references")));
     const checks: CheckReport[] = [];
     for (const suite of SUITE_MODULES) {
       const mine = suite.checks.filter((c) => selected.has(c.id));
@@ -100,17 +113,8 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       const suiteStarted = deps.clock.now();
       const results = await suite.run(
         {
-          deps: {
-            contract: config.contract,
-            kube,
-            upstream: { kubeconfigPath: access.kubeconfigPath, context: access.context },
-            workDir: join(config.workDir, suite.name),
-            logger: deps.logger,
-            signal: deps.signal,
-            clock: deps.clock,
-            keep: () => config.keep,
-            ...(deps.timings ? { timings: deps.timings } : {}),
-          },
+          deps: scenarioDeps(join(config.workDir, suite.name)),
+          references,
           clock: deps.clock,
           progress: (line) => {
             const [first] = mine;

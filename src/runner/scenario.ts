@@ -206,6 +206,35 @@ export class Scenario {
   }
 
   /**
+   * Applies the contract's update number `ordinal` (1-based, as messages
+   * name it) to the custom resource as a merge patch, through the kit's
+   * writer. A refusal is Inconclusive: the contract asked for a spec the API
+   * server does not accept, so nothing about the operator can be judged.
+   */
+  async applyUpdate(update: Readonly<Record<string, unknown>>, ordinal: number): Promise<KubeObject> {
+    const cr = this.customResource;
+    try {
+      return await this.kit.patch(
+        {
+          ...update,
+          apiVersion: cr.apiVersion,
+          kind: cr.kind,
+          metadata: {
+            ...((update.metadata as object | undefined) ?? {}),
+            name: cr.name,
+            namespace: cr.namespace,
+          },
+        },
+        { type: "merge" },
+      );
+    } catch (error) {
+      throw new Inconclusive(
+        `the API server refused the contract's update ${ordinal}: ${describeError(error)}`,
+      );
+    }
+  }
+
+  /**
    * Waits until the custom resource is ready (the contract's predicate), no
    * operator write has been in flight or completed for the quiet period,
    * and, for `quiet` readiness, the operator has created something. The

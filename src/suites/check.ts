@@ -1,5 +1,6 @@
 import type { Level, ScenarioReport } from "../report/report-model.js";
 import type { ScenarioDeps } from "../runner/scenario.js";
+import type { SpecReferences } from "../runner/spec-references.js";
 import type { Clock } from "../util/clock.js";
 
 /** A check of the catalogue (DESIGN.md section 3): its stable id, suite and level. */
@@ -18,6 +19,8 @@ export interface ScenarioResult extends ScenarioReport {
 
 export interface SuiteContext {
   readonly deps: ScenarioDeps;
+  /** The run's reference state per spec, shared by every suite. */
+  readonly references: SpecReferences;
   readonly clock: Clock;
   /** Reports a step of a long scenario (shown as progress). */
   readonly progress: (line: string) => void;

@@ -57,25 +57,25 @@ export const drift: Suite = {
   async run(context: SuiteContext, selected): Promise<ScenarioResult[]> {
     if (!CHECKS.some((c) => selected.has(c.id))) return [];
     const started = context.clock.now();
-    let discovered: { targets: DriftTarget[]; children: ChildRecord[] };
+    let discovered: { targets: DriftTarget[]; children: readonly ChildRecord[] };
     try {
-      context.progress("discovering drift targets on a converged sample");
-      discovered = await withConverged(context, "drift-baseline", async (scenario) => {
-        const children = await liveChildren(scenario);
-        const targets: DriftTarget[] = [];
-        for (const child of children) {
-          const object = await scenario.kit.get(child.ref);
-          targets.push(...driftTargets({ kind: child.ref.kind, object }, context.deps.contract.drift));
-        }
-        return { targets, children };
-      });
+      // The targets come from the reference state of the sample (shared with every other suite).
+      const reference = await context.references.forSpec(0, context.progress);
+      discovered = {
+        targets: reference.children.flatMap((child) =>
+          driftTargets({ kind: child.ref.kind, object: child.object }, context.deps.contract.drift),
+        ),
+        children: reference.children,
+      };
     } catch (error) {
       const message =
-        error instanceof Inconclusive ? error.message : `the baseline could not run: ${describeError(error)}`;
+        error instanceof Inconclusive
+          ? error.message
+          : `the reference state could not be computed: ${describeError(error)}`;
       return inconclusiveFor(
         CHECKS,
         selected,
-        "baseline",
+        "reference state",
         message,
         context.clock.now() - started,
         error instanceof Inconclusive ? error.notes : [],

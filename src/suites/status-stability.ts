@@ -453,24 +453,10 @@ async function judgeObservedGeneration(
   context.progress("applying the contract's first spec update");
   const mark = scenario.proxy.writeLog.lastSeq;
   try {
-    await scenario.kit.patch(
-      {
-        ...update,
-        apiVersion: cr.apiVersion,
-        kind: cr.kind,
-        metadata: {
-          ...((update.metadata as object | undefined) ?? {}),
-          name: cr.name,
-          namespace: cr.namespace,
-        },
-      },
-      { type: "merge" },
-    );
+    await scenario.applyUpdate(update, 1);
   } catch (error) {
-    return result(
-      "inconclusive",
-      `the API server refused the contract's first update: ${describeError(error)}`,
-    );
+    if (!(error instanceof Inconclusive)) throw error;
+    return result("inconclusive", error.message);
   }
   try {
     const caughtUp = await pollUntil(

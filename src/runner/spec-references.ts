@@ -1,0 +1,81 @@
+import type { KubeObject } from "../kube/kube-client.js";
+import type { WriteEntry } from "../proxy/write-log.js";
+import { liveChildren, type ChildRecord } from "./reference-state.js";
+import { Scenario, type ScenarioDeps } from "./scenario.js";
+
+/** A child as a spec's reference has it: its record and the whole live object. */
+export interface ReferenceChild extends ChildRecord {
+  readonly object: KubeObject;
+}
+
+/**
+ * The converged state of one spec, to compare scenarios that end on that
+ * spec with: spec 0 is the sample as written, spec k the sample with the
+ * contract's first k updates applied one after another, each converged.
+ * Scenarios live in namespaces of their own, so compare children by kind and
+ * normalised name (`normalisedName`: the custom resource's UID reads <uid>).
+ */
+export interface SpecReference {
+  readonly spec: number;
+  /** The custom resource as it was when converged (status included). */
+  readonly customResource: KubeObject;
+  readonly children: readonly ReferenceChild[];
+  /** The operator's writes from the start, in order, with their effects. */
+  readonly writes: readonly WriteEntry[];
+}
+
+/**
+ * The run's reference states, one per spec, each computed once (in a
+ * scenario of its own) the first time a check asks for it and then shared by
+ * every scenario that needs it. A reference that could not be computed
+ * (an operator that did not converge: Inconclusive) fails every asker the
+ * same way; it is not retried.
+ */
+export class SpecReferences {
+  private readonly computed = new Map<number, Promise<SpecReference>>();
+
+  constructor(private readonly deps: ScenarioDeps) {}
+
+  /** The number of specs: the sample and one per update. */
+  get count(): number {
+    return this.deps.contract.updates.length + 1;
+  }
+
+  /** The reference of `spec`; `progress` hears about the computation when this call starts it. */
+  forSpec(spec: number, progress: (line: string) => void = () => undefined): Promise<SpecReference> {
+    if (!Number.isInteger(spec) || spec < 0 || spec >= this.count) {
+      throw new RangeError(`spec ${spec}: the contract has specs 0..${this.count - 1}`);
+    }
+    let reference = this.computed.get(spec);
+    if (!reference) {
+      reference = this.compute(spec, progress);
+      this.computed.set(spec, reference);
+    }
+    return reference;
+  }
+
+  private async compute(spec: number, progress: (line: string) => void): Promise<SpecReference> {
+    progress(
+      spec === 0
+        ? "reference state: converging the sample"
+        : `reference state of spec ${spec}: converging the sample, then ${spec} update(s)`,
+    );
+    const scenario = await Scenario.open(`reference-${spec}`, this.deps);
+    try {
+      await scenario.startWithSample();
+      let customResource = await scenario.converge("convergence of the sample");
+      for (const [index, update] of this.deps.contract.updates.slice(0, spec).entries()) {
+        await scenario.applyUpdate(update, index + 1);
+        customResource = await scenario.converge(`convergence of update ${index + 1}`);
+      }
+      const children: ReferenceChild[] = [];
+      for (const child of await liveChildren(scenario)) {
+        const object = await scenario.kit.tryGet(child.ref);
+        if (object) children.push({ ...child, object });
+      }
+      return { spec, customResource, children, writes: scenario.operatorWrites() };
+    } finally {
+      await scenario.close();
+    }
+  }
+}
