@@ -314,6 +314,16 @@ export function sameWrite(expected: ExpectedWrite, hit: ExpectedWrite): boolean 
 
 const UID_PATTERN = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
+/** A value with every UID in its strings replaced by `<uid>`: values derived from a scenario's UIDs compare across scenarios. */
+export function withoutUids(value: unknown): unknown {
+  if (typeof value === "string") return value.replace(UID_PATTERN, "<uid>");
+  if (Array.isArray(value)) return value.map(withoutUids);
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withoutUids(item)]));
+  }
+  return value;
+}
+
 /** A name with UIDs replaced by `<uid>` and a generateName suffix by `*`. */
 export function normalisedName(write: Pick<WriteEntry, "name" | "generateName">): string {
   if (write.generateName) return `${write.generateName.replace(UID_PATTERN, "<uid>")}*`;

@@ -12,13 +12,14 @@ import type { ScenarioDeps, Timings } from "./scenario.js";
 import { SpecReferences } from "./spec-references.js";
 import { clusterSanity } from "../suites/cluster-sanity.js";
 import { drift } from "../suites/drift.js";
+import { idempotency } from "../suites/idempotency.js";
 import { statusStability } from "../suites/status-stability.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
 
 /** The suites in the order they run; the cluster's sanity first. */
-export const SUITE_MODULES: readonly Suite[] = [clusterSanity, drift, statusStability];
+export const SUITE_MODULES: readonly Suite[] = [clusterSanity, drift, statusStability, idempotency];
 
 /** Every check this version can judge. */
 export const KNOWN_CHECKS: readonly CheckDefinition[] = SUITE_MODULES.flatMap((s) => s.checks);

@@ -17,10 +17,16 @@ export interface ReferenceChild extends ChildRecord {
  */
 export interface SpecReference {
   readonly spec: number;
+  /** The namespace it was computed in (its writes name it). */
+  readonly namespace: string;
   /** The custom resource as it was when converged (status included). */
   readonly customResource: KubeObject;
   readonly children: readonly ReferenceChild[];
-  /** The operator's writes from the start, in order, with their effects. */
+  /**
+   * Every operator write from the start, in order, with its effect: as the
+   * write log has them (Events, Leases and the contract's ignored kinds
+   * included), so positions in it are the positions fault ordinals count.
+   */
   readonly writes: readonly WriteEntry[];
 }
 
@@ -73,7 +79,13 @@ export class SpecReferences {
         const object = await scenario.kit.tryGet(child.ref);
         if (object) children.push({ ...child, object });
       }
-      return { spec, customResource, children, writes: scenario.operatorWrites() };
+      return {
+        spec,
+        namespace: scenario.namespace,
+        customResource,
+        children,
+        writes: scenario.proxy.writeLog.query({ actor: "operator" }),
+      };
     } finally {
       await scenario.close();
     }

@@ -19,9 +19,7 @@ import {
   type Suite,
   type SuiteContext,
 } from "./check.js";
-
-/** This many creates of one resource in one convergence wait is creation without end, not progress. */
-const RUNAWAY_CREATES = 5;
+import { runawayCreation } from "./runaway-creation.js";
 
 /** The label the kit touches objects with: metadata only, so it changes nothing an operator manages. */
 export const TOUCH_LABEL = "reconcile-conformance.dev/touch";
@@ -246,10 +244,7 @@ function neverQuiet(
   // Ready and still changing things: avoidable. Not ready: an operator still making progress
   // (replicas coming up) writes too, so only runaway creation, the same kind created again and
   // again, is a verdict; anything else stays inconclusive.
-  const creates = new Map<string, number>();
-  for (const e of effective)
-    if (e.effect === "created") creates.set(e.resource, (creates.get(e.resource) ?? 0) + 1);
-  const runaway = [...creates].find(([, count]) => count >= RUNAWAY_CREATES);
+  const runaway = runawayCreation(effective, (e) => e.resource);
   const judged = error.ready ? effective.length > 0 : runaway !== undefined;
   const results: ScenarioResult[] = [];
   if (selected.has(noAvoidableWrites.id)) {

@@ -19,6 +19,9 @@ interface Matrix {
 }
 
 const matrix = parse(await readFile(join(exampleDir, "kill-matrix.yaml"), "utf8")) as Matrix;
+/** The suites the kit implements so far. */
+const SUITES = ["drift", "status-stability", "idempotency"];
+
 let cluster: TestCluster;
 let binary: string;
 
@@ -42,7 +45,7 @@ describe("kill matrix of the example operator (run --strict)", () => {
   it("the reference passes every check", { timeout: 300_000 }, async () => {
     const report = await runExampleOperator(cluster, binary, {
       strict: true,
-      suites: ["drift", "status-stability"],
+      suites: SUITES,
     });
     expect(notPassed(report)).toEqual([]);
     expect(report.checks.map((c) => c.id)).toEqual([
@@ -53,6 +56,8 @@ describe("kill matrix of the example operator (run --strict)", () => {
       "status-stability/no-redundant-writes",
       "status-stability/last-transition-time",
       "status-stability/observed-generation",
+      "idempotency/crash-after-create",
+      "idempotency/crash-after-write",
     ]);
   });
 
@@ -63,7 +68,7 @@ describe("kill matrix of the example operator (run --strict)", () => {
       const report = await runExampleOperator(cluster, binary, {
         bug,
         strict: true,
-        suites: ["drift", "status-stability"],
+        suites: SUITES,
       });
       const status = Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
       for (const id of expected.mustFail) expect(`${id}=${status[id]}`).toBe(`${id}=failed`);

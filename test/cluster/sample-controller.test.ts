@@ -43,6 +43,8 @@ describe("run on k8s.io/sample-controller", () => {
       "status-stability/no-redundant-writes": "warned",
       "status-stability/last-transition-time": "skipped",
       "status-stability/observed-generation": "skipped",
+      "idempotency/crash-after-create": "passed",
+      "idempotency/crash-after-write": "passed",
     });
 
     // controller.go:291-293: replicas is the one field it compares, and it repairs it with an
@@ -78,6 +80,15 @@ describe("run on k8s.io/sample-controller", () => {
         write: "update foos.samplecontroller.k8s.io/example-foo/status",
         effect: "no-op",
       });
+    }
+    // controller.go:267-270: the Deployment is found by its fixed name (spec.deploymentName) before
+    // anything is created, so a restart after the create finds and reuses it.
+    expect(check("idempotency/crash-after-create")?.scenarios.map((s) => s.target)).toEqual([
+      "#1 create deployments.apps/example-foo",
+    ]);
+    expect(check("idempotency/crash-after-write")?.scenarios.length).toBeGreaterThan(0);
+    for (const line of check("idempotency/crash-after-write")?.scenarios ?? []) {
+      expect(line.target).toMatch(/^#\d+ update foos\.samplecontroller\.k8s\.io\/example-foo\/status$/);
     }
     // Foo has neither conditions nor observedGeneration: those checks say so instead of passing.
     expect(check("status-stability/last-transition-time")?.scenarios[0]?.message).toBe(

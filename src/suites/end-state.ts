@@ -1,0 +1,95 @@
+import { isDeepStrictEqual } from "node:util";
+import type { Contract } from "../contract/load-contract.js";
+import { normalisedName, withoutUids } from "../proxy/faults.js";
+import type { Evidence } from "../report/report-model.js";
+import { liveChildren, type ChildRecord } from "../runner/reference-state.js";
+import type { Scenario } from "../runner/scenario.js";
+import type { SpecReference } from "../runner/spec-references.js";
+import { driftTargets, formatPath, valueAt } from "./drift-targets.js";
+
+/** How a scenario's end state differs from the reference of the same spec. */
+export interface EndStateComparison {
+  /** Reference children with no live counterpart ("Service/hello"). */
+  readonly missing: readonly string[];
+  /** Kinds with more live children than the reference has, and their names. */
+  readonly duplicates: readonly {
+    readonly kind: string;
+    readonly reference: number;
+    readonly now: number;
+    readonly names: readonly string[];
+  }[];
+  /** Fields the operator manages that differ from the reference (UIDs in values normalised). */
+  readonly diffs: NonNullable<Evidence["diffs"]>;
+  /** The live children compared. */
+  readonly children: readonly ChildRecord[];
+}
+
+export function endStateMatches(comparison: EndStateComparison): boolean {
+  return (
+    comparison.missing.length === 0 && comparison.duplicates.length === 0 && comparison.diffs.length === 0
+  );
+}
+
+/** One sentence for a comparison that did not match. */
+export function describeMismatch(comparison: EndStateComparison): string {
+  const parts: string[] = [];
+  for (const d of comparison.duplicates) {
+    parts.push(`${d.now} ${d.kind}(s) where the reference has ${d.reference} (${d.names.join(", ")})`);
+  }
+  if (comparison.missing.length > 0) parts.push(`missing ${comparison.missing.join(", ")}`);
+  if (comparison.diffs.length > 0) {
+    parts.push(`${comparison.diffs.length} managed field(s) differ from the reference`);
+  }
+  return parts.join("; ");
+}
+
+/**
+ * Compares the children the operator created in a scenario (those that still
+ * exist) with the children of a spec's reference: matched by kind and
+ * normalised name, the fields the operator manages compared on the drift
+ * suite's targets (the values the operator sets, not what servers default or
+ * controllers add), and counted per kind.
+ */
+export async function compareWithReference(
+  scenario: Scenario,
+  reference: SpecReference,
+  contract: Contract,
+): Promise<EndStateComparison> {
+  const children = await liveChildren(scenario);
+  const key = (c: ChildRecord) => `${c.ref.kind}/${normalisedName(c.ref)}`;
+  const missing: string[] = [];
+  const diffs: NonNullable<Evidence["diffs"]>[number][] = [];
+  for (const expected of reference.children) {
+    const live = children.find((c) => key(c) === key(expected));
+    if (!live) {
+      missing.push(key(expected));
+      continue;
+    }
+    const object = await scenario.kit.tryGet(live.ref);
+    if (!object) {
+      missing.push(key(expected));
+      continue;
+    }
+    for (const target of driftTargets({ kind: expected.ref.kind, object: expected.object }, contract.drift)) {
+      const actual = valueAt(object, target.path);
+      if (!isDeepStrictEqual(withoutUids(actual), withoutUids(target.value))) {
+        diffs.push({ object: key(expected), path: formatPath(target.path), expected: target.value, actual });
+      }
+    }
+  }
+  const count = (list: readonly ChildRecord[]) => {
+    const byKind = new Map<string, ChildRecord[]>();
+    for (const c of list) byKind.set(c.ref.kind, [...(byKind.get(c.ref.kind) ?? []), c]);
+    return byKind;
+  };
+  const expectedCounts = count(reference.children);
+  const duplicates = [...count(children)]
+    .filter(([kind, now]) => now.length > (expectedCounts.get(kind)?.length ?? 0))
+    .map(([kind, now]) => ({
+      kind,
+      reference: expectedCounts.get(kind)?.length ?? 0,
+      now: now.length,
+      names: now.map((c) => c.ref.name),
+    }));
+  return { missing, duplicates, diffs, children };
+}

@@ -1,0 +1,340 @@
+import { describeError } from "../errors.js";
+import { evaluateReadiness } from "../contract/readiness.js";
+import { countsToward, normalisedName, type ExpectedWrite, type FaultOutcome } from "../proxy/faults.js";
+import type { WriteEntry } from "../proxy/write-log.js";
+import type { Status } from "../report/report-model.js";
+import { writeEvidence } from "../runner/reference-state.js";
+import { Inconclusive, NeverQuiet, Scenario } from "../runner/scenario.js";
+import type { SpecReference } from "../runner/spec-references.js";
+import { pollUntil, PollTimeoutError } from "../util/poll.js";
+import {
+  inconclusiveFor,
+  type CheckDefinition,
+  type ScenarioResult,
+  type Suite,
+  type SuiteContext,
+} from "./check.js";
+import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
+import { runawayCreation } from "./runaway-creation.js";
+
+const crashAfterCreate: CheckDefinition = {
+  id: "idempotency/crash-after-create",
+  level: "MUST",
+  summary:
+    "killed right after a create succeeded and restarted, the operator duplicates nothing, keeps what it created and ends as the reference",
+};
+const crashAfterWrite: CheckDefinition = {
+  id: "idempotency/crash-after-write",
+  level: "MUST",
+  summary:
+    "killed right after any other write of its sequence and restarted, the operator ends as the reference, nothing recreated",
+};
+
+const CHECKS = [crashAfterCreate, crashAfterWrite];
+
+/** One position of the baseline write sequence, where a crash goes. */
+export interface CrashLine {
+  /** 1-based position among the counted writes (what the fault's ordinal counts). */
+  readonly ordinal: number;
+  /** The reference's write at that position. */
+  readonly write: WriteEntry;
+  /** "#2 create services/hello": stable across runs (UIDs in names read <uid>). */
+  readonly id: string;
+}
+
+/**
+ * The crash lines of a reference: its writes as a crash-after fault with
+ * `excludeNoOps` counts them (successful operator writes in its namespace,
+ * Events, Leases, reviews, dry runs and no-ops left out), minus the kinds the
+ * contract ignores (they keep their positions: the ordinals stay those the
+ * fault counts).
+ */
+export function crashLines(
+  reference: SpecReference,
+  ignored: readonly { group: string; resource: string }[],
+) {
+  const scope = { namespace: reference.namespace, excludeNoOps: true };
+  return reference.writes
+    .filter((entry) => countsToward(scope, entry))
+    .map((write, index): CrashLine => {
+      const what = `${write.group ? `${write.resource}.${write.group}` : write.resource}/${normalisedName(write)}`;
+      return {
+        ordinal: index + 1,
+        write,
+        id: `#${index + 1} ${write.verb} ${what}${write.subresource ? `/${write.subresource}` : ""}`,
+      };
+    })
+    .filter(({ write }) => !ignored.some((i) => i.group === write.group && i.resource === write.resource));
+}
+
+/**
+ * The crash-line sweep: for each write of the reference's sequence, a
+ * scenario in which the operator is killed (SIGKILL to its process group)
+ * the moment the API server has answered that write, before the operator
+ * hears the answer; then it is restarted and must converge to the
+ * reference. A create is judged by idempotency/crash-after-create, any
+ * other write by idempotency/crash-after-write.
+ */
+export const idempotency: Suite = {
+  name: "idempotency",
+  checks: CHECKS,
+  async run(context: SuiteContext, selected): Promise<ScenarioResult[]> {
+    if (!CHECKS.some((c) => selected.has(c.id))) return [];
+    const started = context.clock.now();
+    let reference: SpecReference;
+    try {
+      reference = await context.references.forSpec(0, context.progress);
+    } catch (error) {
+      if (error instanceof NeverQuiet) {
+        const duplicates = duplicatesWithoutCrash(error, selected, context.clock.now() - started);
+        if (duplicates) return duplicates;
+      }
+      const message =
+        error instanceof Inconclusive
+          ? error.message
+          : `the reference state could not be computed: ${describeError(error)}`;
+      return inconclusiveFor(
+        CHECKS,
+        selected,
+        "reference state",
+        message,
+        context.clock.now() - started,
+        error instanceof Inconclusive ? error.notes : [],
+      );
+    }
+    const lines = crashLines(reference, context.deps.contract.ignoreWrites);
+    const results: ScenarioResult[] = [];
+    for (const check of CHECKS) {
+      if (!selected.has(check.id)) continue;
+      const mine = lines.filter((l) => (l.write.verb === "create") === (check === crashAfterCreate));
+      if (mine.length === 0) {
+        results.push({
+          check: check.id,
+          target: "write sequence",
+          status: "skipped",
+          message:
+            check === crashAfterCreate
+              ? "the operator created nothing on its way to the reference"
+              : "the operator made no write but creates on its way to the reference",
+          durationMs: 0,
+        });
+      }
+      for (const line of mine) {
+        context.progress(`crash after write ${line.id}`);
+        results.push(await crashOne(context, check, line, reference));
+      }
+    }
+    return results;
+  },
+};
+
+async function crashOne(
+  context: SuiteContext,
+  check: CheckDefinition,
+  line: CrashLine,
+  reference: SpecReference,
+): Promise<ScenarioResult> {
+  const started = context.clock.now();
+  const result = (
+    status: Status,
+    message: string,
+    evidence?: ScenarioResult["evidence"],
+  ): ScenarioResult => ({
+    check: check.id,
+    target: line.id,
+    status,
+    message,
+    durationMs: context.clock.now() - started,
+    ...(evidence ? { evidence } : {}),
+  });
+  let scenario: Scenario | undefined;
+  try {
+    scenario = await Scenario.open(`crash-${line.ordinal}`, context.deps);
+    const fault = scenario.proxy.arm({
+      kind: "crash-after",
+      match: { namespace: scenario.namespace, ordinal: line.ordinal, excludeNoOps: true },
+      expect: expectedWrite(line.write),
+    });
+    await scenario.startWithSample();
+    const outcome = await untilFaultActs(context, scenario, () => fault.outcome());
+    const expected = writeEvidence(line.write);
+    if (outcome.status === "not-reached") {
+      fault.disarm();
+      return result(
+        "inconclusive",
+        `the operator converged without a write ${line.ordinal} like the reference's; nothing to crash after`,
+        {
+          writes: [expected, ...scenario.operatorWrites().map(writeEvidence)],
+          notes: ["first write: the reference's; the rest: this scenario's"],
+        },
+      );
+    }
+    if (outcome.status === "failed") {
+      return result("inconclusive", `the crash could not be carried out: ${outcome.error}`);
+    }
+    const { hit, kill } = outcome.evidence;
+    const proof = [
+      `crash after write ${hit.seq} (${hit.verb} ${hit.resource}/${hit.name ?? ""}, answered ${hit.code}): ${kill?.signal ?? "?"} to pids ${kill?.pids.join(", ") ?? "?"} of run ${kill?.run ?? "?"}`,
+    ];
+    if (outcome.status === "diverged") {
+      return result(
+        "inconclusive",
+        `write ${line.ordinal} of this scenario was not the reference's: the crash hit another line`,
+        {
+          writes: [expected, writeEvidence(hit)],
+          notes: ["first write: the reference's; second: the one the crash followed here", ...proof],
+        },
+      );
+    }
+
+    context.progress(`restarting the operator after the crash at ${line.id}`);
+    await scenario.operator.restart(context.deps.signal);
+    await scenario.converge("convergence after the restart");
+
+    const comparison = await compareWithReference(scenario, reference, context.deps.contract);
+    // What the operator had created before the crash must be the same objects after it.
+    const recreated: string[] = [];
+    for (const created of scenario.operatorWrites({ effect: "created" })) {
+      if (created.seq > hit.seq || created.subresource || !created.name || !created.uid) continue;
+      const ref = comparison.children.find(
+        (c) => c.resource === created.resource && c.group === created.group && c.ref.name === created.name,
+      );
+      if (!ref) recreated.push(`${created.resource}/${created.name} (uid ${created.uid}) is gone`);
+      else if (ref.uid !== created.uid) {
+        recreated.push(
+          `${created.resource}/${created.name} was recreated (uid ${created.uid} -> ${ref.uid})`,
+        );
+      }
+    }
+    const evidence = {
+      writes: scenario.operatorWrites({ after: hit.seq - 1 }).map(writeEvidence),
+      ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
+      notes: [...proof, ...recreated],
+    };
+    const problems = [...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]), ...recreated];
+    if (problems.length > 0) {
+      return result("failed", `after the crash and restart: ${problems.join("; ")}`, {
+        ...evidence,
+        operatorLog: await scenario.operator.logTail(10),
+      });
+    }
+    return result(
+      "passed",
+      `restarted after the crash, it converged to the reference: no duplicate, ${comparison.children.length} child(ren) as the reference has them, none recreated`,
+      evidence,
+    );
+  } catch (error) {
+    if (error instanceof Inconclusive) {
+      return result(
+        "inconclusive",
+        error.message,
+        error.notes.length > 0 ? { notes: [...error.notes] } : undefined,
+      );
+    }
+    if (context.deps.signal.aborted) throw error;
+    return result("inconclusive", `the scenario could not run: ${describeError(error)}`);
+  } finally {
+    await scenario?.close();
+  }
+}
+
+function expectedWrite(write: WriteEntry): ExpectedWrite {
+  return {
+    verb: write.verb,
+    group: write.group,
+    resource: write.resource,
+    ...(write.subresource ? { subresource: write.subresource } : {}),
+    ...(write.name ? { name: write.name } : {}),
+    ...(write.generateName ? { generateName: write.generateName } : {}),
+  };
+}
+
+/**
+ * Waits until the crash fault has acted (the operator is dead then), or the
+ * operator converged without making the write (not reached).
+ */
+async function untilFaultActs(
+  context: SuiteContext,
+  scenario: Scenario,
+  outcome: () => FaultOutcome,
+): Promise<FaultOutcome> {
+  const { contract } = context.deps;
+  try {
+    return await pollUntil<FaultOutcome>(
+      async () => {
+        const now = outcome();
+        if (now.status !== "not-reached") return { done: true, value: now };
+        const cr = await context.deps.kube.tryGet(scenario.customResource);
+        const readiness = evaluateReadiness(contract.readiness, cr);
+        // With `quiet` readiness, "ready" means nothing until the operator has created something.
+        const started =
+          contract.readiness.kind !== "quiet" || scenario.operatorWrites({ effect: "created" }).length > 0;
+        if (readiness.ready && started && scenario.proxy.operatorIdleMs >= contract.quietPeriodMs) {
+          return { done: true, value: now };
+        }
+        return { done: false, reason: `the crash has not fired yet; ${readiness.reason}` };
+      },
+      {
+        description: "the crash to fire",
+        timeoutMs: contract.timeouts.convergeMs,
+        intervalMs: 50,
+        signal: context.deps.signal,
+      },
+    );
+  } catch (error) {
+    if (!(error instanceof PollTimeoutError)) throw error;
+    throw new Inconclusive(
+      `neither the crash fired nor the sample converged within ${error.timeoutMs / 1000} s: ${error.lastReason}`,
+      await scenario.operatorLogNotes(),
+    );
+  }
+}
+
+/**
+ * The sample never converged because the operator kept creating objects of
+ * one name pattern (a generateName, or a name derived from a UID): it
+ * duplicates children without any crash, which is what crash-after-create
+ * guards against. Judged from the reference's own writes; the crash lines
+ * themselves cannot run without a reference, so crash-after-write stays
+ * inconclusive. Undefined when the writes show no such creation.
+ */
+function duplicatesWithoutCrash(
+  error: NeverQuiet,
+  selected: ReadonlySet<string>,
+  durationMs: number,
+): ScenarioResult[] | undefined {
+  const runaway = runawayCreation(
+    error.writes,
+    (e) => `${e.group ? `${e.resource}.${e.group}` : e.resource}/${normalisedName(e)}`,
+  );
+  if (!runaway) return undefined;
+  const creates = error.writes.filter((e) => e.effect === "created");
+  return [
+    ...(selected.has(crashAfterCreate.id)
+      ? [
+          {
+            check: crashAfterCreate.id,
+            target: "reference state",
+            status: "failed" as const,
+            message: `without any crash, the operator created ${runaway[0]} ${runaway[1]} times while the sample was converging, and never fell quiet: every pass creates another (${error.message})`,
+            durationMs,
+            evidence: {
+              writes: creates.slice(-10).map(writeEvidence),
+              notes: [
+                `${creates.length} create(s) in the wait; the last ${Math.min(10, creates.length)} shown`,
+                ...error.notes,
+              ],
+            },
+          },
+        ]
+      : []),
+    ...inconclusiveFor(
+      [crashAfterWrite],
+      selected,
+      "reference state",
+      error.message,
+      durationMs,
+      error.notes,
+    ),
+  ];
+}
