@@ -200,6 +200,11 @@ export class Scenario {
   /** Starts the operator and creates the sample custom resource (through the kit's writer). */
   async startWithSample(): Promise<KubeObject> {
     await this.measure("operator start", () => this.operator.start(this.deps.signal));
+    return this.createSample();
+  }
+
+  /** Creates the sample custom resource in this namespace (through the kit's writer). */
+  async createSample(): Promise<KubeObject> {
     const sample = this.deps.contract.sample.object;
     const { resourceVersion: _rv, uid: _uid, ...metadata } = sample.metadata ?? {};
     return this.kit.create({ ...sample, metadata: { ...metadata, namespace: this.namespace } });

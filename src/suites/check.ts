@@ -1,4 +1,6 @@
-import type { Level, ScenarioReport } from "../report/report-model.js";
+import { describeError } from "../errors.js";
+import type { Evidence, Level, ScenarioReport, Status } from "../report/report-model.js";
+import { Inconclusive } from "../runner/scenario.js";
 import type { ScenarioDeps } from "../runner/scenario.js";
 import type { SpecReferences } from "../runner/spec-references.js";
 import type { Clock } from "../util/clock.js";
@@ -55,4 +57,57 @@ export function inconclusiveFor(
       durationMs,
       ...(notes.length > 0 ? { evidence: { notes } } : {}),
     }));
+}
+
+/** Makes one scenario's verdicts: the check, the target and the start time fixed. */
+export type Verdict = (status: Status, message: string, evidence?: Evidence) => ScenarioResult;
+
+export function verdictFor(check: CheckDefinition, target: string, clock: Clock): Verdict {
+  const started = clock.now();
+  return (status, message, evidence) => ({
+    check: check.id,
+    target,
+    status,
+    message,
+    durationMs: clock.now() - started,
+    ...(evidence ? { evidence } : {}),
+  });
+}
+
+/**
+ * The verdict of a scenario that threw: Inconclusive says why (with its
+ * notes); anything else but an abort is a scenario that could not run, which
+ * is inconclusive too. An abort (Ctrl-C) goes on up.
+ */
+export function verdictOfError(error: unknown, signal: AbortSignal, verdict: Verdict): ScenarioResult {
+  if (error instanceof Inconclusive) {
+    return verdict(
+      "inconclusive",
+      error.message,
+      error.notes.length > 0 ? { notes: [...error.notes] } : undefined,
+    );
+  }
+  if (signal.aborted) throw error;
+  return verdict("inconclusive", `the scenario could not run: ${describeError(error)}`);
+}
+
+/** The same inconclusive verdict for every selected check whose reference state could not be computed. */
+export function withoutReference(
+  error: unknown,
+  checks: readonly CheckDefinition[],
+  selected: ReadonlySet<string>,
+  durationMs: number,
+): ScenarioResult[] {
+  const message =
+    error instanceof Inconclusive
+      ? error.message
+      : `the reference state could not be computed: ${describeError(error)}`;
+  return inconclusiveFor(
+    checks,
+    selected,
+    "reference state",
+    message,
+    durationMs,
+    error instanceof Inconclusive ? error.notes : [],
+  );
 }

@@ -8,7 +8,7 @@ import { Inconclusive, Scenario } from "../runner/scenario.js";
 import { normalisedName } from "../proxy/faults.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
-  inconclusiveFor,
+  withoutReference,
   type CheckDefinition,
   type ScenarioResult,
   type Suite,
@@ -26,7 +26,7 @@ export const FOREIGN_LABEL = "reconcile-conformance.dev/foreign-label";
  * its children reacts to the change at once. (One that repairs only on a
  * periodic resync is judged by what it did within this time.)
  */
-const GIVE_UP_IDLE_MS = 10_000;
+export const GIVE_UP_IDLE_MS = 10_000;
 
 /** More effective writes than this to one object to repair one field is a write per reconcile, not a repair. */
 const REPAIR_WRITE_BOUND = 3;
@@ -68,18 +68,7 @@ export const drift: Suite = {
         children: reference.children,
       };
     } catch (error) {
-      const message =
-        error instanceof Inconclusive
-          ? error.message
-          : `the reference state could not be computed: ${describeError(error)}`;
-      return inconclusiveFor(
-        CHECKS,
-        selected,
-        "reference state",
-        message,
-        context.clock.now() - started,
-        error instanceof Inconclusive ? error.notes : [],
-      );
+      return withoutReference(error, CHECKS, selected, context.clock.now() - started);
     }
     const results: ScenarioResult[] = [];
     if (selected.has(managedField.id)) {

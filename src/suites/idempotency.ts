@@ -1,20 +1,23 @@
-import { describeError } from "../errors.js";
 import { evaluateReadiness } from "../contract/readiness.js";
 import { countsToward, normalisedName, type ExpectedWrite, type FaultOutcome } from "../proxy/faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
-import type { Status } from "../report/report-model.js";
 import { writeEvidence } from "../runner/reference-state.js";
 import { Inconclusive, NeverQuiet, Scenario } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
   inconclusiveFor,
+  withoutReference,
   type CheckDefinition,
   type ScenarioResult,
   type Suite,
   type SuiteContext,
+  verdictFor,
+  verdictOfError,
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
+import { preexistingChild, preexistingOne } from "./preexisting-child.js";
+import { recreateOne, recreateSameName } from "./recreate-same-name.js";
 import { runawayCreation } from "./runaway-creation.js";
 
 const crashAfterCreate: CheckDefinition = {
@@ -30,7 +33,7 @@ const crashAfterWrite: CheckDefinition = {
     "killed right after any other write of its sequence and restarted, the operator ends as the reference, nothing recreated",
 };
 
-const CHECKS = [crashAfterCreate, crashAfterWrite];
+const CHECKS = [crashAfterCreate, crashAfterWrite, preexistingChild, recreateSameName];
 
 /** One position of the baseline write sequence, where a crash goes. */
 export interface CrashLine {
@@ -89,22 +92,11 @@ export const idempotency: Suite = {
         const duplicates = duplicatesWithoutCrash(error, selected, context.clock.now() - started);
         if (duplicates) return duplicates;
       }
-      const message =
-        error instanceof Inconclusive
-          ? error.message
-          : `the reference state could not be computed: ${describeError(error)}`;
-      return inconclusiveFor(
-        CHECKS,
-        selected,
-        "reference state",
-        message,
-        context.clock.now() - started,
-        error instanceof Inconclusive ? error.notes : [],
-      );
+      return withoutReference(error, CHECKS, selected, context.clock.now() - started);
     }
     const lines = crashLines(reference, context.deps.contract.ignoreWrites);
     const results: ScenarioResult[] = [];
-    for (const check of CHECKS) {
+    for (const check of [crashAfterCreate, crashAfterWrite]) {
       if (!selected.has(check.id)) continue;
       const mine = lines.filter((l) => (l.write.verb === "create") === (check === crashAfterCreate));
       if (mine.length === 0) {
@@ -124,6 +116,13 @@ export const idempotency: Suite = {
         results.push(await crashOne(context, check, line, reference));
       }
     }
+    if (selected.has(preexistingChild.id)) {
+      for (const child of reference.children) {
+        context.progress(`a pre-existing ${child.ref.kind}/${child.ref.name}`);
+        results.push(await preexistingOne(context, child));
+      }
+    }
+    if (selected.has(recreateSameName.id)) results.push(await recreateOne(context, reference));
     return results;
   },
 };
@@ -134,19 +133,7 @@ async function crashOne(
   line: CrashLine,
   reference: SpecReference,
 ): Promise<ScenarioResult> {
-  const started = context.clock.now();
-  const result = (
-    status: Status,
-    message: string,
-    evidence?: ScenarioResult["evidence"],
-  ): ScenarioResult => ({
-    check: check.id,
-    target: line.id,
-    status,
-    message,
-    durationMs: context.clock.now() - started,
-    ...(evidence ? { evidence } : {}),
-  });
+  const result = verdictFor(check, line.id, context.clock);
   let scenario: Scenario | undefined;
   try {
     scenario = await Scenario.open(`crash-${line.ordinal}`, context.deps);
@@ -224,15 +211,7 @@ async function crashOne(
       evidence,
     );
   } catch (error) {
-    if (error instanceof Inconclusive) {
-      return result(
-        "inconclusive",
-        error.message,
-        error.notes.length > 0 ? { notes: [...error.notes] } : undefined,
-      );
-    }
-    if (context.deps.signal.aborted) throw error;
-    return result("inconclusive", `the scenario could not run: ${describeError(error)}`);
+    return verdictOfError(error, context.deps.signal, result);
   } finally {
     await scenario?.close();
   }

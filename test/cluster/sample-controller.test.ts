@@ -45,6 +45,8 @@ describe("run on k8s.io/sample-controller", () => {
       "status-stability/observed-generation": "skipped",
       "idempotency/crash-after-create": "passed",
       "idempotency/crash-after-write": "passed",
+      "idempotency/preexisting-child": "passed",
+      "idempotency/recreate-same-name": "passed",
     });
 
     // controller.go:291-293: replicas is the one field it compares, and it repairs it with an
@@ -90,6 +92,15 @@ describe("run on k8s.io/sample-controller", () => {
     for (const line of check("idempotency/crash-after-write")?.scenarios ?? []) {
       expect(line.target).toMatch(/^#\d+ update foos\.samplecontroller\.k8s\.io\/example-foo\/status$/);
     }
+    // controller.go:282-285: a Deployment of that name that it does not control is refused (an
+    // event and an error, no status write), so the Foo is never ready over the foreign one.
+    expect(check("idempotency/preexisting-child")?.scenarios).toEqual([
+      expect.objectContaining({
+        target: "Deployment/example-foo",
+        status: "passed",
+        message: expect.stringMatching(/^never ready while the child differed /) as unknown,
+      }),
+    ]);
     // Foo has neither conditions nor observedGeneration: those checks say so instead of passing.
     expect(check("status-stability/last-transition-time")?.scenarios[0]?.message).toBe(
       "the custom resource reports no conditions",
