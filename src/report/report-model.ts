@@ -82,7 +82,20 @@ export function checkReport(
   scenarios: readonly ScenarioReport[],
   options: { readonly strict: boolean; readonly durationMs: number },
 ): CheckReport {
-  const levelledScenarios = scenarios.map((s) => ({
+  // Every judged check has at least one scenario (a skip carries its reason): none at all is a
+  // suite that forgot the check, which must show, never pass as a silent skip.
+  const judged: readonly ScenarioReport[] =
+    scenarios.length > 0
+      ? scenarios
+      : [
+          {
+            target: "suite",
+            status: "inconclusive",
+            message: "the suite gave no verdict for this check: a defect of the kit, not of the operator",
+            durationMs: 0,
+          },
+        ];
+  const levelledScenarios = judged.map((s) => ({
     ...s,
     status: levelled(s.status, check.level, options.strict),
   }));

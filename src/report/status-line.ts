@@ -100,7 +100,8 @@ export class StatusLine {
     const seconds = Math.floor((this.clock.now() - this.since) / 1000);
     let line = `${FRAMES[this.frame] ?? ""} ${this.text} (${seconds}s)`;
     // One terminal row: a wrapped line could not be cleared with one escape.
-    const width = this.stream.columns ?? 80;
+    // A terminal that reports no size (0, as under `script`) gets the usual 80 columns.
+    const width = this.stream.columns || 80;
     if (line.length > width - 1) line = `${line.slice(0, Math.max(0, width - 2))}…`;
     this.raw(line);
     this.drawn = true;

@@ -308,7 +308,7 @@ function duplicatesWithoutCrash(
         ]
       : []),
     ...inconclusiveFor(
-      [crashAfterWrite],
+      [crashAfterWrite, preexistingChild, recreateSameName],
       selected,
       "reference state",
       error.message,

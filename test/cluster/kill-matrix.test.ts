@@ -58,6 +58,8 @@ describe("kill matrix of the example operator (run --strict)", () => {
       "status-stability/observed-generation",
       "idempotency/crash-after-create",
       "idempotency/crash-after-write",
+      "idempotency/preexisting-child",
+      "idempotency/recreate-same-name",
     ]);
   });
 

@@ -43,6 +43,15 @@ describe("levels", () => {
       scenarios: [{ status: "warned" }],
     });
   });
+
+  it("never lets a check without scenarios pass as a silent skip", () => {
+    const report = checkReport({ id: "idempotency/recreate-same-name", level: "MUST" }, [], {
+      strict: false,
+      durationMs: 0,
+    });
+    expect(report.status).toBe("inconclusive");
+    expect(report.scenarios[0]?.message).toMatch(/defect of the kit/);
+  });
 });
 
 describe("exit codes", () => {

@@ -54,6 +54,14 @@ describe("StatusLine", () => {
     expect(stream.written.at(-1)).toBe("\n");
   });
 
+  it("takes 80 columns when the terminal reports none", () => {
+    const stream = Object.assign(fakeStream(true), { columns: 0 });
+    const status = StatusLine.start(stream, { clock: { now: () => 0 }, env: {}, intervalMs: 60_000 });
+    status?.set("converging");
+    expect(stream.written.at(-1)).toBe("⠋ converging (0s)");
+    status?.stop();
+  });
+
   it("fits the terminal's width, and gives the stream back when stopped", () => {
     const stream = fakeStream(true);
     const write: unknown = Object.getOwnPropertyDescriptor(stream, "write")?.value;
