@@ -2,12 +2,12 @@ import { randomBytes } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { describeError } from "../errors.js";
 import type { KubeObject } from "../kube/kube-client.js";
-import type { Status } from "../report/report-model.js";
 import { describeRef, liveChildren, writeEvidence, type ChildRecord } from "../runner/reference-state.js";
 import { Inconclusive, Scenario } from "../runner/scenario.js";
 import { normalisedName } from "../proxy/faults.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
+  verdictFor,
   withoutReference,
   type CheckDefinition,
   type ScenarioResult,
@@ -112,19 +112,7 @@ async function withConverged<T>(
 }
 
 async function perturbOne(context: SuiteContext, target: DriftTarget): Promise<ScenarioResult> {
-  const started = context.clock.now();
-  const result = (
-    status: Status,
-    message: string,
-    evidence?: ScenarioResult["evidence"],
-  ): ScenarioResult => ({
-    check: managedField.id,
-    target: target.id,
-    status,
-    message,
-    durationMs: context.clock.now() - started,
-    ...(evidence ? { evidence } : {}),
-  });
+  const result = verdictFor(managedField, target.id, context.clock);
   try {
     return await withConverged(context, "drift-field", async (scenario) => {
       const child = (await liveChildren(scenario)).find(
@@ -272,20 +260,8 @@ async function deleteOne(
   reference: ChildRecord,
   targets: readonly DriftTarget[],
 ): Promise<ScenarioResult> {
-  const started = context.clock.now();
   const name = `${reference.ref.kind}/${normalisedName(reference.ref)}`;
-  const result = (
-    status: Status,
-    message: string,
-    evidence?: ScenarioResult["evidence"],
-  ): ScenarioResult => ({
-    check: deletedChild.id,
-    target: name,
-    status,
-    message,
-    durationMs: context.clock.now() - started,
-    ...(evidence ? { evidence } : {}),
-  });
+  const result = verdictFor(deletedChild, name, context.clock);
   try {
     return await withConverged(context, "drift-deleted", async (scenario) => {
       const child = (await liveChildren(scenario)).find(
