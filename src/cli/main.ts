@@ -27,11 +27,13 @@ const USAGE = `reconcile-conformance ${VERSION}: tests that a Kubernetes operato
 
 Usage:
   reconcile-conformance run [--config F] [--cluster kwok|kind|existing] [--suite a,b] [--check ID]
-                            [--report-dir D] [--strict] [--keep]
+                            [--report-dir D] [--strict] [--keep] [--parallel N]
       Run the contract's conformance checks on the operator (default contract:
       ./reconcile-conformance.yaml; report: ./reconcile-conformance-report/report.json).
       --strict makes SHOULD checks fail the run; --keep leaves the cluster and the
-      namespaces of a run that did not pass for inspection.
+      namespaces of a run that did not pass for inspection; --parallel N runs up to N
+      scenarios side by side (default 4 when the contract sets operator.namespaced,
+      which it needs; otherwise 1).
   reconcile-conformance cluster create [--provider kwok|kind|existing] [--name NAME] [options]
       Start a cluster and print the path of its kubeconfig as the last line of stdout.
   reconcile-conformance cluster delete [--provider kwok|kind] [--name NAME]

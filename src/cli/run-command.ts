@@ -21,6 +21,7 @@ export const runFlags = {
   "report-dir": { type: "string" },
   strict: { type: "boolean" },
   keep: { type: "boolean" },
+  parallel: { type: "string" },
   name: clusterFlags.name,
   "bin-dir": clusterFlags["bin-dir"],
   "node-image": clusterFlags["node-image"],
@@ -49,6 +50,13 @@ export async function runCommand(args: string[], context: CommandContext): Promi
     context.environment,
   );
   const reportDir = resolve(values["report-dir"] ?? "reconcile-conformance-report");
+  const parallel = values.parallel === undefined ? undefined : Number(values.parallel);
+  if (parallel !== undefined && (!Number.isInteger(parallel) || parallel < 1)) {
+    throw new UsageError(
+      "cli/invalid-parallel",
+      `run: --parallel ${values.parallel}: expected a whole number >= 1`,
+    );
+  }
   // A spinner line only on a terminal; CI logs get the same plain lines without it.
   const status = StatusLine.start(context.stderr, { clock: systemClock, env: context.environment.env });
   let report;
@@ -75,6 +83,7 @@ export async function runCommand(args: string[], context: CommandContext): Promi
           : {}),
         strict: values.strict ?? false,
         keep: values.keep ?? false,
+        ...(parallel === undefined ? {} : { parallel }),
         workDir: resolve(reportDir, "scenarios"),
       },
       {

@@ -54,6 +54,22 @@ const operator = z
         "Variables the kit withholds from the operator by default (ACTIONS_*, INPUT_*, GITHUB_TOKEN) that it should get anyway.",
       ),
     startTimeout: duration("how long the operator may take to list or watch its custom resource", "60s"),
+    namespaced: z
+      .strictObject({
+        arg: z
+          .string()
+          .regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*$/, { error: 'expected a flag such as "--watch-namespace"' })
+          .optional()
+          .describe('A flag the kit appends as "<flag>=<namespace>", e.g. "--watch-namespace".'),
+        env: envName.optional().describe('A variable the kit sets to the namespace, e.g. "WATCH_NAMESPACE".'),
+      })
+      .refine((n) => (n.arg === undefined) !== (n.env === undefined), {
+        error: "expected exactly one of arg or env",
+      })
+      .optional()
+      .describe(
+        "How to confine the operator to one namespace. With it, the kit gives each scenario's operator process its scenario's namespace and runs scenarios side by side (run --parallel); without it, the operator is taken to watch the whole cluster and scenarios run one at a time.",
+      ),
   })
   .describe("How to run the operator under test.");
 

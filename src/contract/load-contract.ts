@@ -17,6 +17,8 @@ export interface Contract {
     readonly env: Readonly<Record<string, string>>;
     readonly passThroughEnv: readonly string[];
     readonly startTimeoutMs: number;
+    /** How to confine it to one namespace; absent: it watches the whole cluster. */
+    readonly namespaced?: { readonly arg: string } | { readonly env: string };
   };
   /** The CRD manifests, read and checked. */
   readonly crds: readonly { readonly file: string; readonly object: KubeObject }[];
@@ -116,6 +118,8 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
       env: doc.operator.env,
       passThroughEnv: doc.operator.passThroughEnv,
       startTimeoutMs: durationMs(doc.operator.startTimeout),
+      ...(doc.operator.namespaced?.arg ? { namespaced: { arg: doc.operator.namespaced.arg } } : {}),
+      ...(doc.operator.namespaced?.env ? { namespaced: { env: doc.operator.namespaced.env } } : {}),
     },
     crds: crds.flat(),
     sample: { file: at(doc.sample), object: sample },

@@ -30,6 +30,18 @@ export type ExpectedWrite = Pick<
   "verb" | "group" | "resource" | "subresource" | "name" | "generateName"
 >;
 
+/** The identity of a baseline write, as a fault's `expect`. */
+export function expectedWrite(write: WriteEntry): ExpectedWrite {
+  return {
+    verb: write.verb,
+    group: write.group,
+    resource: write.resource,
+    ...(write.subresource ? { subresource: write.subresource } : {}),
+    ...(write.name ? { name: write.name } : {}),
+    ...(write.generateName ? { generateName: write.generateName } : {}),
+  };
+}
+
 /** The kit's own write that `mutate-before` makes. */
 export type Mutation =
   /** An annotation with a fresh random value (default key CONCURRENT_WRITE_ANNOTATION). */
@@ -64,6 +76,12 @@ export type FaultSpec =
       readonly target?: MutationTarget;
       /** Act only on a write that carries a precondition (others are not candidates). */
       readonly onlyWithPrecondition?: boolean;
+      /**
+       * Act only on a write whose parsed body (JSON or YAML; undefined for
+       * protobuf) satisfies this, such as a status write that claims Ready.
+       * Others are not candidates.
+       */
+      readonly when?: (body: unknown) => boolean;
       readonly expect?: ExpectedWrite;
     }
   /** mutate-before with an annotation on the written object, on a write with a precondition: a real 409. */
@@ -147,6 +165,8 @@ export interface FaultCandidate extends MatchableObject {
    * reviews, dry runs): an ordinal fault never acts on them.
    */
   readonly countable: boolean;
+  /** The parsed request body (undefined for protobuf), for `mutate-before`'s `when`. */
+  readonly body?: unknown;
 }
 
 interface Slot {
@@ -216,6 +236,7 @@ export class FaultPlan {
       if (spec.kind === "conflict-before" && !candidate.hasPrecondition) return false;
       if (spec.kind === "mutate-before" && spec.onlyWithPrecondition && !candidate.hasPrecondition)
         return false;
+      if (spec.kind === "mutate-before" && spec.when && !spec.when(candidate.body)) return false;
       // The write about to be sent would be the next counted one.
       if (spec.match.ordinal === undefined) return true;
       return candidate.countable && this.counted(spec.match) === spec.match.ordinal - 1;

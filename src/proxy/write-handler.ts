@@ -100,6 +100,7 @@ export class WriteHandler {
       ownerUids: request.ownerUids,
       hasPrecondition: request.precondition !== undefined,
       countable: tagOf(request.info) === undefined && !request.dryRun,
+      body: request.parsed,
     });
     if (fault?.spec.kind === "fail-with") return this.failWith(request, fault);
     const kitWrite = fault ? await this.mutateBefore(request, fault) : undefined;

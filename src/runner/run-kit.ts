@@ -11,15 +11,17 @@ import type { CheckDefinition, ScenarioResult, Suite } from "../suites/check.js"
 import type { ScenarioDeps, Timings } from "./scenario.js";
 import { SpecReferences } from "./spec-references.js";
 import { clusterSanity } from "../suites/cluster-sanity.js";
+import { conflict } from "../suites/conflict.js";
 import { drift } from "../suites/drift.js";
 import { idempotency } from "../suites/idempotency.js";
 import { statusStability } from "../suites/status-stability.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
+import { Limiter } from "../util/limiter.js";
 import { pollUntil } from "../util/poll.js";
 
 /** The suites in the order they run; the cluster's sanity first. */
-export const SUITE_MODULES: readonly Suite[] = [clusterSanity, drift, statusStability, idempotency];
+export const SUITE_MODULES: readonly Suite[] = [clusterSanity, drift, statusStability, idempotency, conflict];
 
 /** Every check this version can judge. */
 export const KNOWN_CHECKS: readonly CheckDefinition[] = SUITE_MODULES.flatMap((s) => s.checks);
@@ -38,6 +40,32 @@ export interface RunConfig {
   readonly keep: boolean;
   /** Write logs and operator logs go here (one folder per scenario). */
   readonly workDir: string;
+  /**
+   * How many scenarios may run side by side (default: DEFAULT_PARALLEL for a
+   * namespaced operator, 1 otherwise). More than 1 needs
+   * `operator.namespaced`: a cluster-wide operator in each scenario would act
+   * on the other scenarios' objects.
+   */
+  readonly parallel?: number;
+}
+
+/** Scenarios side by side for a namespaced operator when the run does not say. */
+export const DEFAULT_PARALLEL = 4;
+
+/** How many scenarios the run may have side by side; a UsageError when the contract does not allow it. */
+export function scenarioParallelism(config: Pick<RunConfig, "contract" | "parallel">): number {
+  const namespaced = config.contract.operator.namespaced !== undefined;
+  const parallel = config.parallel ?? (namespaced ? DEFAULT_PARALLEL : 1);
+  if (!Number.isInteger(parallel) || parallel < 1) {
+    throw new UsageError("cli/invalid-parallel", `--parallel ${parallel}: expected a whole number >= 1`);
+  }
+  if (parallel > 1 && !namespaced) {
+    throw new UsageError(
+      "cli/parallel-needs-namespaced",
+      `--parallel ${parallel}: scenarios can run side by side only when the contract says how to confine the operator to one namespace (operator.namespaced: { arg: "--watch-namespace" } or { env: "WATCH_NAMESPACE" }); a cluster-wide operator in each scenario would act on the other scenarios' objects`,
+    );
+  }
+  return parallel;
 }
 
 /** Progress of a run, for a console or a job log. */
@@ -68,6 +96,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
   const started = deps.clock.now();
   const startedAt = isoNow(deps.clock);
   const selected = selectChecks(config);
+  const slots = new Limiter(scenarioParallelism(config));
   const cleanups: (() => Promise<void>)[] = [];
   let passed = false;
   try {
@@ -106,6 +135,18 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       ...(deps.timings ? { timings: deps.timings } : {}),
     });
     const references = new SpecReferences(scenarioDeps(join(config.workDir, "references")));
+    // Every reference the selected checks will ask for, computed now and side by side (each is
+    // computed once and awaited by its askers; one that fails fails them, as it would later).
+    const needed = new Set(
+      SUITE_MODULES.flatMap(
+        (suite) => suite.referencesNeeded?.(selected, config.contract.updates.length) ?? [],
+      ),
+    );
+    if (slots.capacity > 1) {
+      for (const spec of [...needed].sort()) {
+        references.forSpec(spec, (line) => deps.progress.phase(line)).catch(() => undefined);
+      }
+    }
     const checks: CheckReport[] = [];
     for (const suite of SUITE_MODULES) {
       const mine = suite.checks.filter((c) => selected.has(c.id));
@@ -121,6 +162,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
             const [first] = mine;
             if (first) deps.progress.step(first, line);
           },
+          sideBySide: (items, task) => slots.map(items, (item) => task(item)),
         },
         selected,
       );

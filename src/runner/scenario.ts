@@ -29,6 +29,9 @@ export interface ScenarioDeps {
   readonly timings?: Timings;
 }
 
+/** The Timings entry that sums whole scenarios (namespace to cleanup), not one of their phases. */
+export const SCENARIO_LIFETIME = "scenario lifetime";
+
 /** Time spent per phase of the scenarios (ms), summed over a run. */
 export class Timings {
   readonly totals = new Map<string, number>();
@@ -47,6 +50,15 @@ export class Timings {
       this.add(phase, clock.now() - started);
     }
   }
+}
+
+/** A kit write that set the custom resource's spec: the sample's create (spec 0) or update `spec`. */
+export interface SpecWrite {
+  readonly spec: number;
+  /** Its sequence number in the scenario's write log. */
+  readonly seq: number;
+  /** metadata.generation in the API server's answer. */
+  readonly generation?: number;
 }
 
 /** A scenario that could not reach the point where its check judges: never a pass. */
@@ -88,6 +100,8 @@ export class NeverQuiet extends Inconclusive {
  */
 export class Scenario {
   private readonly cleanups: { readonly what: string; readonly run: () => Promise<void> }[] = [];
+  /** The kit's writes that set the custom resource's spec, in order: the sample's create, then each update. */
+  readonly specWrites: SpecWrite[] = [];
 
   private constructor(
     readonly name: string,
@@ -97,7 +111,11 @@ export class Scenario {
     /** The kit's writes, through the proxy: logged as `actor: kit`. */
     readonly kit: KubeClient,
     private readonly deps: ScenarioDeps,
-  ) {}
+  ) {
+    this.openedAt = deps.clock.now();
+  }
+
+  private readonly openedAt: number;
 
   static async open(name: string, deps: ScenarioDeps): Promise<Scenario> {
     const slug = name
@@ -130,10 +148,18 @@ export class Scenario {
       });
       cleanups.push({ what: "the proxy", run: () => proxy.close() });
       const { contract } = deps;
+      // A namespaced operator is given this scenario's namespace: it sees nothing of other scenarios.
+      const scope = contract.operator.namespaced;
       const operator = new OperatorProcess({
         command: {
-          argv: contract.operator.argv,
-          env: contract.operator.env,
+          argv:
+            scope && "arg" in scope
+              ? [...contract.operator.argv, `${scope.arg}=${namespace}`]
+              : contract.operator.argv,
+          env:
+            scope && "env" in scope
+              ? { ...contract.operator.env, [scope.env]: namespace }
+              : contract.operator.env,
           passThroughEnv: contract.operator.passThroughEnv,
           cwd: contract.operator.cwd,
         },
@@ -168,6 +194,8 @@ export class Scenario {
   /** Runs every cleanup in reverse order; reports the ones that failed and goes on. */
   async close(): Promise<void> {
     await this.measure("scenario cleanup", () => this.runCleanups());
+    // Not a phase: the whole life of the scenario, which the phases are parts of.
+    this.deps.timings?.add(SCENARIO_LIFETIME, this.deps.clock.now() - this.openedAt);
   }
 
   private async runCleanups(): Promise<void> {
@@ -203,11 +231,31 @@ export class Scenario {
     return this.createSample();
   }
 
+  /** Restarts the operator (after a crash, or a clean stop) and waits until it has started again. */
+  async restartOperator(): Promise<void> {
+    await this.measure("operator restart", () => this.operator.restart(this.deps.signal));
+  }
+
   /** Creates the sample custom resource in this namespace (through the kit's writer). */
   async createSample(): Promise<KubeObject> {
     const sample = this.deps.contract.sample.object;
     const { resourceVersion: _rv, uid: _uid, ...metadata } = sample.metadata ?? {};
-    return this.kit.create({ ...sample, metadata: { ...metadata, namespace: this.namespace } });
+    const created = await this.kit.create({
+      ...sample,
+      metadata: { ...metadata, namespace: this.namespace },
+    });
+    this.recordSpecWrite(0, created);
+    return created;
+  }
+
+  /** Notes the kit's write that set spec `spec`, from the last kit write on the custom resource. */
+  recordSpecWrite(spec: number, answer: KubeObject): void {
+    const { group, resource } = this.deps.contract.customResource;
+    const [entry] = this.proxy.writeLog
+      .query({ actor: "kit", group, resource, subresource: "", namespace: this.namespace })
+      .slice(-1);
+    if (!entry) throw new Error(`the kit's write of spec ${spec} is not in the write log`);
+    this.specWrites.push({ spec, seq: entry.seq, generation: answer.metadata?.generation });
   }
 
   /**
@@ -218,8 +266,9 @@ export class Scenario {
    */
   async applyUpdate(update: Readonly<Record<string, unknown>>, ordinal: number): Promise<KubeObject> {
     const cr = this.customResource;
+    let answer: KubeObject;
     try {
-      return await this.kit.patch(
+      answer = await this.kit.patch(
         {
           ...update,
           apiVersion: cr.apiVersion,
@@ -237,6 +286,8 @@ export class Scenario {
         `the API server refused the contract's update ${ordinal}: ${describeError(error)}`,
       );
     }
+    this.recordSpecWrite(ordinal, answer);
+    return answer;
   }
 
   /**
@@ -248,10 +299,22 @@ export class Scenario {
    * scenario calls it quiet. Throws Inconclusive at the deadline.
    */
   async converge(what = "convergence"): Promise<KubeObject> {
-    return this.measure("convergence (quiet period included)", () => this.convergeUntimed(what));
+    const { clock, timings } = this.deps;
+    const started = clock.now();
+    // When the custom resource was last seen turning ready: the time after it is the quiet period's.
+    const phases = { readyAt: undefined as number | undefined };
+    try {
+      return await this.convergeUntimed(what, phases);
+    } finally {
+      const end = clock.now();
+      const readyAt = phases.readyAt ?? end;
+      timings?.add("convergence wait (until ready)", readyAt - started);
+      if (phases.readyAt !== undefined)
+        timings?.add("quiet period (ready, no operator write)", end - readyAt);
+    }
   }
 
-  private async convergeUntimed(what: string): Promise<KubeObject> {
+  private async convergeUntimed(what: string, phases: { readyAt: number | undefined }): Promise<KubeObject> {
     const { contract } = this.deps;
     const stimulusAt = this.deps.clock.now();
     const startSeq = this.proxy.writeLog.lastSeq;
@@ -264,9 +327,11 @@ export class Scenario {
           const readiness = evaluateReadiness(contract.readiness, object);
           if (!readiness.ready) {
             readySince = undefined;
+            phases.readyAt = undefined;
             return { done: false, reason: readiness.reason };
           }
           readySince ??= this.proxy.writeLog.lastSeq;
+          phases.readyAt ??= this.deps.clock.now();
           if (
             contract.readiness.kind === "quiet" &&
             this.operatorWrites({ effect: "created" }).length === 0

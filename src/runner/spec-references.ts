@@ -1,7 +1,7 @@
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { liveChildren, type ChildRecord } from "./reference-state.js";
-import { Scenario, type ScenarioDeps } from "./scenario.js";
+import { Scenario, type ScenarioDeps, type SpecWrite } from "./scenario.js";
 
 /** A child as a spec's reference has it: its record and the whole live object. */
 export interface ReferenceChild extends ChildRecord {
@@ -28,6 +28,8 @@ export interface SpecReference {
    * included), so positions in it are the positions fault ordinals count.
    */
   readonly writes: readonly WriteEntry[];
+  /** The kit's writes that set specs 0..spec, in order: what the operator's writes between them answer. */
+  readonly specWrites: readonly SpecWrite[];
 }
 
 /**
@@ -85,6 +87,7 @@ export class SpecReferences {
         customResource,
         children,
         writes: scenario.proxy.writeLog.query({ actor: "operator" }),
+        specWrites: [...scenario.specWrites],
       };
     } finally {
       await scenario.close();

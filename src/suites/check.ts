@@ -26,6 +26,13 @@ export interface SuiteContext {
   readonly clock: Clock;
   /** Reports a step of a long scenario (shown as progress). */
   readonly progress: (line: string) => void;
+  /**
+   * Runs one task per item, side by side as far as the run allows (one at a
+   * time unless the operator is namespaced and --parallel says more), and
+   * returns the results in the items' order: a scenario's verdict never
+   * depends on which finished first.
+   */
+  sideBySide<T, R>(items: readonly T[], task: (item: T) => Promise<R>): Promise<R[]>;
 }
 
 /**
@@ -35,6 +42,8 @@ export interface SuiteContext {
 export interface Suite {
   readonly name: string;
   readonly checks: readonly CheckDefinition[];
+  /** The specs whose reference states the selected checks will ask for (computed ahead, side by side). */
+  referencesNeeded?(selected: ReadonlySet<string>, updates: number): number[];
   run(context: SuiteContext, selected: ReadonlySet<string>): Promise<ScenarioResult[]>;
 }
 

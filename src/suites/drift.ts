@@ -54,6 +54,7 @@ const CHECKS = [managedField, deletedChild];
 export const drift: Suite = {
   name: "drift",
   checks: CHECKS,
+  referencesNeeded: (selected) => (CHECKS.some((c) => selected.has(c.id)) ? [0] : []),
   async run(context: SuiteContext, selected): Promise<ScenarioResult[]> {
     if (!CHECKS.some((c) => selected.has(c.id))) return [];
     const started = context.clock.now();
@@ -81,16 +82,20 @@ export const drift: Suite = {
           durationMs: 0,
         });
       }
-      for (const target of discovered.targets) {
-        context.progress(`perturbing ${target.id}`);
-        results.push(await perturbOne(context, target));
-      }
+      results.push(
+        ...(await context.sideBySide(discovered.targets, (target) => {
+          context.progress(`perturbing ${target.id}`);
+          return perturbOne(context, target);
+        })),
+      );
     }
     if (selected.has(deletedChild.id)) {
-      for (const child of discovered.children) {
-        context.progress(`deleting ${describeRef(child.ref)}`);
-        results.push(await deleteOne(context, child, discovered.targets));
-      }
+      results.push(
+        ...(await context.sideBySide(discovered.children, (child) => {
+          context.progress(`deleting ${describeRef(child.ref)}`);
+          return deleteOne(context, child, discovered.targets);
+        })),
+      );
     }
     return results;
   },

@@ -1,10 +1,8 @@
-import { evaluateReadiness } from "../contract/readiness.js";
-import { countsToward, normalisedName, type ExpectedWrite, type FaultOutcome } from "../proxy/faults.js";
+import { countsToward, expectedWrite, normalisedName } from "../proxy/faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { writeEvidence } from "../runner/reference-state.js";
-import { Inconclusive, NeverQuiet, Scenario } from "../runner/scenario.js";
+import { NeverQuiet, Scenario } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
-import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
   inconclusiveFor,
   withoutReference,
@@ -16,6 +14,7 @@ import {
   verdictOfError,
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
+import { untilFaultActs } from "./fault-wait.js";
 import { preexistingChild, preexistingOne } from "./preexisting-child.js";
 import { recreateOne, recreateSameName } from "./recreate-same-name.js";
 import { runawayCreation } from "./runaway-creation.js";
@@ -81,6 +80,7 @@ export function crashLines(
 export const idempotency: Suite = {
   name: "idempotency",
   checks: CHECKS,
+  referencesNeeded: (selected) => (CHECKS.some((c) => selected.has(c.id)) ? [0] : []),
   async run(context: SuiteContext, selected): Promise<ScenarioResult[]> {
     if (!CHECKS.some((c) => selected.has(c.id))) return [];
     const started = context.clock.now();
@@ -96,6 +96,8 @@ export const idempotency: Suite = {
     }
     const lines = crashLines(reference, context.deps.contract.ignoreWrites);
     const results: ScenarioResult[] = [];
+    // Every scenario of the suite is independent of the others: one list, side by side.
+    const tasks: (() => Promise<ScenarioResult>)[] = [];
     for (const check of [crashAfterCreate, crashAfterWrite]) {
       if (!selected.has(check.id)) continue;
       const mine = lines.filter((l) => (l.write.verb === "create") === (check === crashAfterCreate));
@@ -112,17 +114,22 @@ export const idempotency: Suite = {
         });
       }
       for (const line of mine) {
-        context.progress(`crash after write ${line.id}`);
-        results.push(await crashOne(context, check, line, reference));
+        tasks.push(() => {
+          context.progress(`crash after write ${line.id}`);
+          return crashOne(context, check, line, reference);
+        });
       }
     }
     if (selected.has(preexistingChild.id)) {
       for (const child of reference.children) {
-        context.progress(`a pre-existing ${child.ref.kind}/${child.ref.name}`);
-        results.push(await preexistingOne(context, child));
+        tasks.push(() => {
+          context.progress(`a pre-existing ${child.ref.kind}/${child.ref.name}`);
+          return preexistingOne(context, child);
+        });
       }
     }
-    if (selected.has(recreateSameName.id)) results.push(await recreateOne(context, reference));
+    if (selected.has(recreateSameName.id)) tasks.push(() => recreateOne(context, reference));
+    results.push(...(await context.sideBySide(tasks, (task) => task())));
     return results;
   },
 };
@@ -143,7 +150,7 @@ async function crashOne(
       expect: expectedWrite(line.write),
     });
     await scenario.startWithSample();
-    const outcome = await untilFaultActs(context, scenario, () => fault.outcome());
+    const outcome = await untilFaultActs(context, scenario, () => fault.outcome(), "the crash");
     const expected = writeEvidence(line.write);
     if (outcome.status === "not-reached") {
       fault.disarm();
@@ -175,7 +182,7 @@ async function crashOne(
     }
 
     context.progress(`restarting the operator after the crash at ${line.id}`);
-    await scenario.operator.restart(context.deps.signal);
+    await scenario.restartOperator();
     await scenario.converge("convergence after the restart");
 
     const comparison = await compareWithReference(scenario, reference, context.deps.contract);
@@ -214,58 +221,6 @@ async function crashOne(
     return verdictOfError(error, context.deps.signal, result);
   } finally {
     await scenario?.close();
-  }
-}
-
-function expectedWrite(write: WriteEntry): ExpectedWrite {
-  return {
-    verb: write.verb,
-    group: write.group,
-    resource: write.resource,
-    ...(write.subresource ? { subresource: write.subresource } : {}),
-    ...(write.name ? { name: write.name } : {}),
-    ...(write.generateName ? { generateName: write.generateName } : {}),
-  };
-}
-
-/**
- * Waits until the crash fault has acted (the operator is dead then), or the
- * operator converged without making the write (not reached).
- */
-async function untilFaultActs(
-  context: SuiteContext,
-  scenario: Scenario,
-  outcome: () => FaultOutcome,
-): Promise<FaultOutcome> {
-  const { contract } = context.deps;
-  try {
-    return await pollUntil<FaultOutcome>(
-      async () => {
-        const now = outcome();
-        if (now.status !== "not-reached") return { done: true, value: now };
-        const cr = await context.deps.kube.tryGet(scenario.customResource);
-        const readiness = evaluateReadiness(contract.readiness, cr);
-        // With `quiet` readiness, "ready" means nothing until the operator has created something.
-        const started =
-          contract.readiness.kind !== "quiet" || scenario.operatorWrites({ effect: "created" }).length > 0;
-        if (readiness.ready && started && scenario.proxy.operatorIdleMs >= contract.quietPeriodMs) {
-          return { done: true, value: now };
-        }
-        return { done: false, reason: `the crash has not fired yet; ${readiness.reason}` };
-      },
-      {
-        description: "the crash to fire",
-        timeoutMs: contract.timeouts.convergeMs,
-        intervalMs: 50,
-        signal: context.deps.signal,
-      },
-    );
-  } catch (error) {
-    if (!(error instanceof PollTimeoutError)) throw error;
-    throw new Inconclusive(
-      `neither the crash fired nor the sample converged within ${error.timeoutMs / 1000} s: ${error.lastReason}`,
-      await scenario.operatorLogNotes(),
-    );
   }
 }
 

@@ -72,7 +72,7 @@ export const statusStability: Suite = {
       const reference = await recordReference(scenario, await scenario.converge("convergence of the sample"));
 
       context.progress("restarting the operator");
-      await scenario.operator.restart(context.deps.signal);
+      await scenario.restartOperator();
       await scenario.converge("convergence after the restart");
 
       context.progress(

@@ -14,6 +14,8 @@ export interface PollOptions {
   readonly signal?: AbortSignal;
 }
 
+const OVERDUE = "the check did not answer before the deadline";
+
 /** Raised when a poll reaches its deadline; carries the last reason observed. */
 export class PollTimeoutError extends Error {
   readonly code = "poll/timeout";
@@ -40,20 +42,24 @@ export async function pollUntil<T>(
 ): Promise<T> {
   const interval = options.intervalMs ?? 100;
   const deadline = Date.now() + options.timeoutMs;
-  let lastReason: string;
+  let lastReason: string | undefined;
   for (;;) {
     if (options.signal?.aborted) throw new AbortedError(`waiting for ${options.description}: aborted`);
     try {
       // A check that hangs (a stalled API server) must not outlive the deadline or an abort.
       const result = await boundedCheck(check, deadline, options);
       if (result.done) return result.value;
-      lastReason = result.reason;
+      // An overdue check says nothing new about the fact: keep what the last answer said.
+      lastReason =
+        result.reason === OVERDUE && lastReason !== undefined
+          ? `${lastReason} (then a check was still running at the deadline)`
+          : result.reason;
     } catch (error) {
       if (error instanceof KitError) throw error; // a deliberate verdict, not a passing failure
       lastReason = describeError(error);
     }
     if (Date.now() >= deadline)
-      throw new PollTimeoutError(options.description, lastReason, options.timeoutMs);
+      throw new PollTimeoutError(options.description, lastReason ?? OVERDUE, options.timeoutMs);
     try {
       await delay(interval, undefined, { signal: options.signal });
     } catch {
@@ -72,7 +78,7 @@ async function boundedCheck<T>(
   options.signal?.addEventListener("abort", stop, { once: true });
   let finished = false;
   const overdue = delay(Math.max(0, deadline - Date.now()), undefined, { signal: timer.signal }).then(
-    (): PollResult<T> => ({ done: false, reason: "the check did not answer before the deadline" }),
+    (): PollResult<T> => ({ done: false, reason: OVERDUE }),
     (): PollResult<T> => {
       if (finished) return { done: false, reason: "cancelled" }; // the check won the race
       throw new AbortedError(`waiting for ${options.description}: aborted`);

@@ -26,7 +26,7 @@ const quiet: ProgressReporter = {
 export async function runExampleOperator(
   cluster: TestCluster,
   binary: string,
-  options: { bug?: string; strict: boolean; suites: string[] },
+  options: { bug?: string; strict: boolean; suites: string[]; parallel?: number },
 ): Promise<RunReport> {
   const dir = await mkdtemp(join(tmpdir(), "rc-example-run-"));
   const contract = parse(await readFile(join(exampleDir, "reconcile-conformance.yaml"), "utf8")) as Record<
@@ -39,6 +39,7 @@ export async function runExampleOperator(
     stringify({
       ...contract,
       operator: {
+        ...(contract.operator as object),
         command: [binary, "--leader-elect=false"],
         env: options.bug ? { WEBAPP_BUG: options.bug } : {},
       },
@@ -57,6 +58,7 @@ export async function runExampleOperator(
       suites: options.suites,
       strict: options.strict,
       keep: false,
+      ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
       workDir: join(dir, "work"),
     },
     {

@@ -160,6 +160,33 @@ describe("loadContract", () => {
     expect(await loadError("operator: [unclosed")).toContain("not valid YAML");
   });
 
+  it("resolves operator.namespaced as a flag or a variable, and refuses both, neither or a bad flag", async () => {
+    const withScope = (namespaced: unknown) => ({
+      ...minimal,
+      operator: { ...minimal.operator, namespaced },
+    });
+    expect(
+      (await loadContract(await contractDir(withScope({ arg: "--watch-namespace" })))).operator,
+    ).toMatchObject({
+      namespaced: { arg: "--watch-namespace" },
+    });
+    expect(
+      (await loadContract(await contractDir(withScope({ env: "WATCH_NAMESPACE" })))).operator,
+    ).toMatchObject({
+      namespaced: { env: "WATCH_NAMESPACE" },
+    });
+    expect((await loadContract(await contractDir(minimal))).operator.namespaced).toBeUndefined();
+    expect(await loadError(withScope({ arg: "--ns", env: "NS" }))).toContain(
+      "operator.namespaced: expected exactly one of arg or env",
+    );
+    expect(await loadError(withScope({}))).toContain(
+      "operator.namespaced: expected exactly one of arg or env",
+    );
+    expect(await loadError(withScope({ arg: "watch namespace" }))).toContain(
+      'operator.namespaced.arg: expected a flag such as "--watch-namespace"',
+    );
+  });
+
   it("parses durations once", () => {
     expect([durationMs("1.5s"), durationMs("500ms"), durationMs("2m")]).toEqual([1500, 500, 120_000]);
   });

@@ -30,6 +30,7 @@ function reference(writes: WriteEntry[]): SpecReference {
     customResource: {},
     children: [],
     writes,
+    specWrites: [{ spec: 0, seq: 0 }],
   };
 }
 

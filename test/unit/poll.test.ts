@@ -34,6 +34,17 @@ describe("pollUntil", () => {
     expect(error).toBeInstanceOf(PollTimeoutError);
   });
 
+  it("keeps the last real answer when the check still running at the deadline never answers", async () => {
+    let calls = 0;
+    const error = await pollUntil(
+      () => (++calls === 1 ? { done: false, reason: "Ready=False" } : new Promise<never>(() => {})),
+      { description: "convergence", timeoutMs: 50, intervalMs: 1 },
+    ).catch((e: unknown) => e);
+    if (!(error instanceof PollTimeoutError))
+      throw new Error(`expected PollTimeoutError, got ${String(error)}`);
+    expect(error.lastReason).toBe("Ready=False (then a check was still running at the deadline)");
+  });
+
   it("ends at once when the check throws a KitError (a verdict, not a passing failure)", async () => {
     let calls = 0;
     const verdict = new InfrastructureError("operator/exited", "operator exited");

@@ -109,6 +109,20 @@ describe("FaultPlan", () => {
     expect(plan.takeBefore(candidate({ verb: "update", hasPrecondition: true }))).toBeDefined();
   });
 
+  it("mutate-before with a body predicate acts only on a write whose body satisfies it", () => {
+    const plan = new FaultPlan(new WriteLog());
+    const armed = plan.arm({
+      kind: "mutate-before",
+      mutation: { kind: "annotate" },
+      match: { verb: "update", subresource: "status" },
+      when: (body) => (body as { status?: { ready?: boolean } } | undefined)?.status?.ready === true,
+    });
+    const status = { verb: "update" as const, subresource: "status", hasPrecondition: true };
+    expect(plan.takeBefore(candidate({ ...status, body: { status: { ready: false } } }))).toBeUndefined();
+    expect(plan.takeBefore(candidate({ ...status }))).toBeUndefined(); // protobuf: no parsed body
+    expect(plan.takeBefore(candidate({ ...status, body: { status: { ready: true } } }))?.id).toBe(armed.id);
+  });
+
   it("ordinal: a fault acting before a write never takes an Event, a Lease, a review or a dry run", () => {
     const plan = new FaultPlan(new WriteLog());
     const armed = plan.arm({ kind: "fail-with", status: 500, match: { namespace: "ns", ordinal: 1 } });

@@ -1,0 +1,85 @@
+// npm run matrix -- [--repeat N] [--parallel P] [--only a,b] [--suites a,b]
+//
+// Runs the example operator's kill matrix (the reference and every mutant in
+// examples/webapp-operator/kill-matrix.yaml, `run --strict`) N times, the
+// cases spread over P kwok clusters side by side, and reports each case's
+// violations of the matrix and every check whose verdict differed between
+// rounds (a flake). Exit 1 when anything violated the matrix or flaked.
+import { parseArgs } from "node:util";
+import type { Status } from "../src/report/report-model.js";
+import {
+  defaultMatrixParallelism,
+  loadKillMatrix,
+  MATRIX_SUITES,
+  matrixViolations,
+  runKillMatrix,
+} from "../test/support/kill-matrix.js";
+
+const { values } = parseArgs({
+  options: {
+    repeat: { type: "string", default: "1" },
+    parallel: { type: "string" },
+    only: { type: "string" },
+    suites: { type: "string" },
+  },
+});
+const wholeNumber = (flag: string, value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} ${value}: expected a whole number >= 1`);
+  return n;
+};
+const repeat = wholeNumber("repeat", values.repeat);
+const parallel = values.parallel ? wholeNumber("parallel", values.parallel) : defaultMatrixParallelism();
+const suites = values.suites ? values.suites.split(",") : MATRIX_SUITES;
+
+const matrix = await loadKillMatrix();
+const names = ["reference", ...Object.keys(matrix.mutants)];
+const cases = values.only ? values.only.split(",") : names;
+for (const name of cases) {
+  if (!names.includes(name)) throw new Error(`--only ${name}: not in the kill matrix (${names.join(", ")})`);
+}
+
+console.log(
+  `kill matrix: ${cases.length} case(s) x ${repeat} round(s) on ${parallel} cluster(s) side by side; suites ${suites.join(", ")}`,
+);
+const started = Date.now();
+const violations: string[] = [];
+const runs = await runKillMatrix({
+  cases,
+  repeat,
+  parallel,
+  suites,
+  onRun: (run) => {
+    const wrong = matrixViolations(run.report, matrix.mutants[run.name]);
+    violations.push(...wrong.map((w) => `${run.name} (round ${run.round + 1}): ${w}`));
+    console.log(
+      `${run.name} round ${run.round + 1}: ${wrong.length === 0 ? "as the matrix says" : `${wrong.length} violation(s)`} in ${(run.durationMs / 1000).toFixed(0)} s (cluster ${run.cluster})`,
+    );
+    for (const w of wrong) console.log(`  ${w}`);
+  },
+});
+
+// case -> check -> verdict per round
+const verdicts = new Map<string, Map<string, Status[]>>();
+for (const run of [...runs].sort((a, b) => a.round - b.round)) {
+  const checks = verdicts.get(run.name) ?? new Map<string, Status[]>();
+  verdicts.set(run.name, checks);
+  for (const c of run.report.checks) checks.set(c.id, [...(checks.get(c.id) ?? []), c.status]);
+}
+const flakes = [...verdicts].flatMap(([name, checks]) =>
+  [...checks]
+    .filter(([, statuses]) => new Set(statuses).size > 1)
+    .map(([check, statuses]) => `${name}: ${check} was ${statuses.join(", ")}`),
+);
+console.log(`\n${runs.length} run(s) in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+if (repeat > 1) {
+  console.log(
+    flakes.length === 0 ? "no verdict differed between rounds" : `flakes:\n  ${flakes.join("\n  ")}`,
+  );
+}
+console.log(
+  violations.length === 0
+    ? "every case as the matrix says"
+    : `matrix violations:\n  ${violations.join("\n  ")}`,
+);
+process.exitCode = violations.length > 0 || flakes.length > 0 ? 1 : 0;

@@ -1,0 +1,113 @@
+import type { SpecReference } from "../runner/spec-references.js";
+import {
+  withoutReference,
+  type CheckDefinition,
+  type ScenarioResult,
+  type Suite,
+  type SuiteContext,
+} from "./check.js";
+import { childUpdateConflict, childUpdateOne, childUpdateTargets } from "./child-update-conflict.js";
+import { statusUpdateConflict, statusUpdateOne } from "./status-update-conflict.js";
+
+const CHECKS = [childUpdateConflict, statusUpdateConflict];
+
+/**
+ * Real 409s: the kit writes an object right before the operator's write of
+ * it (an annotation on a child; the next spec update on the custom
+ * resource), so a write based on the old read is refused by the API server
+ * itself. The operator must re-read inside its retry, keep the other
+ * writer's change and never report on a spec it has not acted on.
+ */
+export const conflict: Suite = {
+  name: "conflict",
+  checks: CHECKS,
+  referencesNeeded(selected, updates) {
+    return [
+      ...(selected.has(childUpdateConflict.id) && updates >= 1 ? [1] : []),
+      ...(selected.has(statusUpdateConflict.id) && updates >= 2 ? [2] : []),
+    ];
+  },
+  async run(context: SuiteContext, selected): Promise<ScenarioResult[]> {
+    const { updates } = context.deps.contract;
+    const skipped = (check: string, target: string, message: string): ScenarioResult => ({
+      check,
+      target,
+      status: "skipped",
+      message,
+      durationMs: 0,
+    });
+    const tasks: (() => Promise<ScenarioResult[]>)[] = [];
+
+    if (selected.has(childUpdateConflict.id)) {
+      tasks.push(async () => {
+        if (updates.length === 0) {
+          return [
+            skipped(
+              childUpdateConflict.id,
+              "contract",
+              "the contract has no update: nothing makes the operator write a child",
+            ),
+          ];
+        }
+        return withReference(context, 1, childUpdateConflict, selected, async (reference) => {
+          const crKind = {
+            group: context.deps.contract.customResource.group,
+            resource: context.deps.contract.customResource.resource,
+          };
+          const targets = childUpdateTargets(reference, crKind);
+          if (targets.length === 0) {
+            return [
+              skipped(
+                childUpdateConflict.id,
+                "update 1",
+                "the reference updated no existing child for update 1: nothing to race with",
+              ),
+            ];
+          }
+          return context.sideBySide(targets, (target) => {
+            context.progress(`a concurrent write before the operator's ${target.verb} of ${target.resource}`);
+            return childUpdateOne(context, target, reference);
+          });
+        });
+      });
+    }
+
+    if (selected.has(statusUpdateConflict.id)) {
+      tasks.push(async () => {
+        if (updates.length < 2) {
+          return [
+            skipped(
+              statusUpdateConflict.id,
+              "contract",
+              `the contract has ${updates.length} update(s); this check needs two: the second races with the status write for the first`,
+            ),
+          ];
+        }
+        // One scenario, but it takes a slot like any other.
+        return withReference(context, 2, statusUpdateConflict, selected, (reference) =>
+          context.sideBySide([reference], (r) => statusUpdateOne(context, r)),
+        );
+      });
+    }
+    // The two checks' scenarios share nothing but the cluster: both lists at once.
+    return (await Promise.all(tasks.map((task) => task()))).flat();
+  },
+};
+
+/** Runs `body` with the reference of `spec`; a reference that could not be computed makes the check inconclusive. */
+async function withReference(
+  context: SuiteContext,
+  spec: number,
+  check: CheckDefinition,
+  selected: ReadonlySet<string>,
+  body: (reference: SpecReference) => Promise<ScenarioResult[]>,
+): Promise<ScenarioResult[]> {
+  const started = context.clock.now();
+  let reference: SpecReference;
+  try {
+    reference = await context.references.forSpec(spec, context.progress);
+  } catch (error) {
+    return withoutReference(error, [check], selected, context.clock.now() - started);
+  }
+  return body(reference);
+}

@@ -1,0 +1,49 @@
+import { evaluateReadiness } from "../contract/readiness.js";
+import type { FaultOutcome } from "../proxy/faults.js";
+import { Inconclusive, type Scenario } from "../runner/scenario.js";
+import { pollUntil, PollTimeoutError } from "../util/poll.js";
+import type { SuiteContext } from "./check.js";
+
+/**
+ * Waits until an armed fault has acted, or the operator converged without
+ * making the write it waits for (then the outcome stays `not-reached`).
+ * `what` names the fault in messages ("the crash", "the concurrent write").
+ * Inconclusive when neither happened before the convergence deadline.
+ */
+export async function untilFaultActs(
+  context: SuiteContext,
+  scenario: Scenario,
+  outcome: () => FaultOutcome,
+  what: string,
+): Promise<FaultOutcome> {
+  const { contract } = context.deps;
+  try {
+    return await pollUntil<FaultOutcome>(
+      async () => {
+        const now = outcome();
+        if (now.status !== "not-reached") return { done: true, value: now };
+        const cr = await context.deps.kube.tryGet(scenario.customResource);
+        const readiness = evaluateReadiness(contract.readiness, cr);
+        // With `quiet` readiness, "ready" means nothing until the operator has created something.
+        const started =
+          contract.readiness.kind !== "quiet" || scenario.operatorWrites({ effect: "created" }).length > 0;
+        if (readiness.ready && started && scenario.proxy.operatorIdleMs >= contract.quietPeriodMs) {
+          return { done: true, value: now };
+        }
+        return { done: false, reason: `${what} has not happened yet; ${readiness.reason}` };
+      },
+      {
+        description: what,
+        timeoutMs: contract.timeouts.convergeMs,
+        intervalMs: 50,
+        signal: context.deps.signal,
+      },
+    );
+  } catch (error) {
+    if (!(error instanceof PollTimeoutError)) throw error;
+    throw new Inconclusive(
+      `neither ${what} happened nor the sample converged within ${error.timeoutMs / 1000} s: ${error.lastReason}`,
+      await scenario.operatorLogNotes(),
+    );
+  }
+}

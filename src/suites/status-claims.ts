@@ -1,0 +1,150 @@
+import { evaluateReadiness, type Readiness } from "../contract/readiness.js";
+import { normalisedName } from "../proxy/faults.js";
+import type { WriteEntry } from "../proxy/write-log.js";
+import type { SpecWrite } from "../runner/scenario.js";
+
+/**
+ * What a status write says, read from its request body: the generation its
+ * conclusions name, and whether it says Ready by the contract's predicate.
+ * Pure: the conflict suite reads the write log in order with it.
+ */
+export interface StatusClaim {
+  /** The Ready (or Available) condition's observedGeneration, else status.observedGeneration. */
+  readonly generation?: number;
+  readonly ready: boolean;
+}
+
+/** The custom resource and its group, to tell status writes from child writes. */
+export interface CustomResourceKind {
+  readonly group: string;
+  readonly resource: string;
+}
+
+/** Whether an entry writes the custom resource's status (the status subresource, or a main-resource write with a status). */
+export function isStatusWrite(entry: WriteEntry, cr: CustomResourceKind): boolean {
+  if (entry.group !== cr.group || entry.resource !== cr.resource) return false;
+  if (entry.subresource === "status") return true;
+  return !entry.subresource && entry.verb !== "create" && record(entry.body).status !== undefined;
+}
+
+/**
+ * What a status write body claims. A body that names a generation is
+ * evaluated as if that were the object's generation (a claim is "Ready for
+ * generation G"); the contract's predicate decides Ready. `quiet` readiness
+ * has no predicate: nothing is ever claimed.
+ */
+export function statusClaim(readiness: Readiness, body: unknown): StatusClaim {
+  const object = record(body);
+  const status = record(object.status);
+  const conditions = Array.isArray(status.conditions) ? status.conditions.map(record) : [];
+  const condition =
+    conditions.find((c) => c.type === "Ready") ?? conditions.find((c) => c.type === "Available");
+  const named = condition?.observedGeneration ?? status.observedGeneration;
+  const generation = typeof named === "number" && Number.isInteger(named) ? named : undefined;
+  if (readiness.kind === "quiet" || body === undefined) {
+    return { ready: false, ...(generation === undefined ? {} : { generation }) };
+  }
+  const asClaimed =
+    generation === undefined ? object : { ...object, metadata: { ...record(object.metadata), generation } };
+  let ready = false;
+  try {
+    ready = evaluateReadiness(readiness, asClaimed).ready;
+  } catch {
+    // A body the predicate cannot read (a partial patch) claims nothing.
+  }
+  return { ready, ...(generation === undefined ? {} : { generation }) };
+}
+
+/** "deployments.apps/web": a child's kind and normalised name, the same in every namespace. */
+export function childKey(entry: Pick<WriteEntry, "group" | "resource" | "name" | "generateName">): string {
+  return `${entry.group ? `${entry.resource}.${entry.group}` : entry.resource}/${normalisedName(entry)}`;
+}
+
+/**
+ * The child writes that setting spec `spec` caused in a reference: the
+ * operator's creates and effective updates of objects other than the custom
+ * resource, after the kit's write of that spec and before the next one.
+ * Keyed by childKey; the first such write per child.
+ */
+export function requiredChildWrites(
+  reference: { readonly writes: readonly WriteEntry[]; readonly specWrites: readonly SpecWrite[] },
+  spec: number,
+  cr: CustomResourceKind,
+): Map<string, WriteEntry> {
+  const from = reference.specWrites.find((w) => w.spec === spec)?.seq;
+  if (from === undefined) throw new RangeError(`the reference has no write of spec ${spec}`);
+  const until = reference.specWrites.find((w) => w.spec === spec + 1)?.seq ?? Number.POSITIVE_INFINITY;
+  const required = new Map<string, WriteEntry>();
+  for (const entry of reference.writes) {
+    if (entry.seq <= from || entry.seq >= until) continue;
+    if (entry.actor !== "operator" || entry.tag || entry.subresource) continue;
+    if (entry.group === cr.group && entry.resource === cr.resource) continue;
+    if (entry.effect !== "created" && entry.effect !== "changed") continue;
+    const key = childKey(entry);
+    if (!required.has(key)) required.set(key, entry);
+  }
+  return required;
+}
+
+/** A status write that said Ready for a generation before the child writes that generation's spec needs. */
+export interface EarlyReadyClaim {
+  readonly claim: WriteEntry;
+  readonly generation: number;
+  readonly spec: number;
+  /** childKeys the spec needs written that had not been written since the spec was set. */
+  readonly missing: readonly string[];
+}
+
+/**
+ * Reads a scenario's writes in order and finds every successful status
+ * write that claims Ready for generation G before the operator wrote each
+ * child that G's spec needs (per the reference). G is mapped to a spec by
+ * the kit's spec writes of the scenario (the latest one before the claim
+ * with that generation); a claim naming no generation, or one no spec write
+ * produced, is not judged (counted in `unjudged`).
+ */
+export function earlyReadyClaims(input: {
+  readonly writes: readonly WriteEntry[];
+  /** The scenario's kit writes that set a spec, with the generation each produced. */
+  readonly specWrites: readonly SpecWrite[];
+  readonly required: (spec: number) => ReadonlyMap<string, WriteEntry>;
+  readonly readiness: Readiness;
+  readonly cr: CustomResourceKind;
+}): { readonly early: EarlyReadyClaim[]; readonly claims: number; readonly unjudged: number } {
+  const early: EarlyReadyClaim[] = [];
+  let claims = 0;
+  let unjudged = 0;
+  for (const claim of input.writes) {
+    if (claim.actor !== "operator" || claim.code < 200 || claim.code >= 300) continue;
+    if (!isStatusWrite(claim, input.cr)) continue;
+    const said = statusClaim(input.readiness, claim.body);
+    if (!said.ready) continue;
+    claims++;
+    const set = input.specWrites.filter((w) => w.seq < claim.seq && w.generation === said.generation).at(-1);
+    if (said.generation === undefined || !set) {
+      unjudged++;
+      continue;
+    }
+    const done = new Set(
+      input.writes
+        .filter(
+          (w) =>
+            w.actor === "operator" &&
+            w.seq > set.seq &&
+            w.seq < claim.seq &&
+            !w.subresource &&
+            (w.effect === "created" || w.effect === "changed"),
+        )
+        .map(childKey),
+    );
+    const missing = [...input.required(set.spec).keys()].filter((key) => !done.has(key));
+    if (missing.length > 0) early.push({ claim, generation: said.generation, spec: set.spec, missing });
+  }
+  return { early, claims, unjudged };
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
