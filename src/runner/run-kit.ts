@@ -134,7 +134,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       keep: () => config.keep,
       ...(deps.timings ? { timings: deps.timings } : {}),
     });
-    const references = new SpecReferences(scenarioDeps(join(config.workDir, "references")));
+    const references = new SpecReferences(scenarioDeps(join(config.workDir, "references")), slots);
     // Every reference the selected checks will ask for, computed now and side by side (each is
     // computed once and awaited by its askers; one that fails fails them, as it would later).
     const needed = new Set(

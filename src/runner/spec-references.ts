@@ -1,6 +1,7 @@
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { liveChildren, type ChildRecord } from "./reference-state.js";
+import { Limiter } from "../util/limiter.js";
 import { Scenario, type ScenarioDeps, type SpecWrite } from "./scenario.js";
 
 /** A child as a spec's reference has it: its record and the whole live object. */
@@ -42,7 +43,16 @@ export interface SpecReference {
 export class SpecReferences {
   private readonly computed = new Map<number, Promise<SpecReference>>();
 
-  constructor(private readonly deps: ScenarioDeps) {}
+  /**
+   * `slots`: the run's scenario limiter. A reference is a scenario like any
+   * other and takes a slot: with one slot (an operator that watches the whole
+   * cluster) it must never run beside another scenario. So a task that holds
+   * a slot must never ask for a reference that is not computed yet.
+   */
+  constructor(
+    private readonly deps: ScenarioDeps,
+    private readonly slots: Limiter = new Limiter(1),
+  ) {}
 
   /** The number of specs: the sample and one per update. */
   get count(): number {
@@ -56,7 +66,7 @@ export class SpecReferences {
     }
     let reference = this.computed.get(spec);
     if (!reference) {
-      reference = this.compute(spec, progress);
+      reference = this.slots.run(() => this.compute(spec, progress));
       this.computed.set(spec, reference);
     }
     return reference;

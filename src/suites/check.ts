@@ -1,7 +1,6 @@
 import { describeError } from "../errors.js";
 import type { Evidence, Level, ScenarioReport, Status } from "../report/report-model.js";
-import { Inconclusive } from "../runner/scenario.js";
-import type { ScenarioDeps } from "../runner/scenario.js";
+import { Inconclusive, Scenario, type ScenarioDeps } from "../runner/scenario.js";
 import type { SpecReferences } from "../runner/spec-references.js";
 import type { Clock } from "../util/clock.js";
 
@@ -30,7 +29,9 @@ export interface SuiteContext {
    * Runs one task per item, side by side as far as the run allows (one at a
    * time unless the operator is namespaced and --parallel says more), and
    * returns the results in the items' order: a scenario's verdict never
-   * depends on which finished first.
+   * depends on which finished first. A task must not ask for a reference
+   * state that is not computed yet: that takes a slot too. Ask first, then
+   * fan out.
    */
   sideBySide<T, R>(items: readonly T[], task: (item: T) => Promise<R>): Promise<R[]>;
 }
@@ -98,6 +99,27 @@ export function verdictOfError(error: unknown, signal: AbortSignal, verdict: Ver
   }
   if (signal.aborted) throw error;
   return verdict("inconclusive", `the scenario could not run: ${describeError(error)}`);
+}
+
+/**
+ * Opens a scenario, runs `body` in it and closes it whatever happened; what
+ * `body` throws becomes the verdict `verdictOfError` makes of it.
+ */
+export async function inScenario(
+  context: SuiteContext,
+  name: string,
+  verdict: Verdict,
+  body: (scenario: Scenario) => Promise<ScenarioResult>,
+): Promise<ScenarioResult> {
+  let scenario: Scenario | undefined;
+  try {
+    scenario = await Scenario.open(name, context.deps);
+    return await body(scenario);
+  } catch (error) {
+    return verdictOfError(error, context.deps.signal, verdict);
+  } finally {
+    await scenario?.close();
+  }
 }
 
 /** The same inconclusive verdict for every selected check whose reference state could not be computed. */

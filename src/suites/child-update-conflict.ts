@@ -3,14 +3,14 @@ import { CONCURRENT_WRITE_ANNOTATION } from "../proxy/fault-actions.js";
 import { expectedWrite } from "../proxy/faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { writeEvidence } from "../runner/reference-state.js";
-import { Scenario } from "../runner/scenario.js";
+import type { Scenario } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
 import {
   type CheckDefinition,
   type ScenarioResult,
   type SuiteContext,
   verdictFor,
-  verdictOfError,
+  inScenario,
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
 import { untilFaultActs } from "./fault-wait.js";
@@ -65,10 +65,8 @@ export async function childUpdateOne(
   const result = verdictFor(childUpdateConflict, `${childKey(target)} (${target.verb})`, context.clock);
   const { contract } = context.deps;
   const update = contract.updates[0];
-  let scenario: Scenario | undefined;
-  try {
-    if (!update) return result("skipped", "the contract has no update");
-    scenario = await Scenario.open(`conflict-${target.resource}`, context.deps);
+  if (!update) return result("skipped", "the contract has no update");
+  return inScenario(context, `conflict-${target.resource}`, result, async (scenario) => {
     await scenario.startWithSample();
     const cr = await scenario.converge("convergence of the sample");
     // The child's name in this scenario: the reference's with its custom resource's UID replaced.
@@ -123,11 +121,7 @@ export async function childUpdateOne(
 
     await scenario.converge("convergence after the conflict");
     return await judge(context, scenario, { hit, kitWrite, name, value, reference, result });
-  } catch (error) {
-    return verdictOfError(error, context.deps.signal, result);
-  } finally {
-    await scenario?.close();
-  }
+  });
 }
 
 async function judge(

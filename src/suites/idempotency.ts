@@ -1,7 +1,7 @@
 import { countsToward, expectedWrite, normalisedName } from "../proxy/faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { writeEvidence } from "../runner/reference-state.js";
-import { NeverQuiet, Scenario } from "../runner/scenario.js";
+import { NeverQuiet } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
 import {
   inconclusiveFor,
@@ -11,7 +11,7 @@ import {
   type Suite,
   type SuiteContext,
   verdictFor,
-  verdictOfError,
+  inScenario,
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
 import { untilFaultActs } from "./fault-wait.js";
@@ -141,9 +141,7 @@ async function crashOne(
   reference: SpecReference,
 ): Promise<ScenarioResult> {
   const result = verdictFor(check, line.id, context.clock);
-  let scenario: Scenario | undefined;
-  try {
-    scenario = await Scenario.open(`crash-${line.ordinal}`, context.deps);
+  return inScenario(context, `crash-${line.ordinal}`, result, async (scenario) => {
     const fault = scenario.proxy.arm({
       kind: "crash-after",
       match: { namespace: scenario.namespace, ordinal: line.ordinal, excludeNoOps: true },
@@ -217,11 +215,7 @@ async function crashOne(
       `restarted after the crash, it converged to the reference: no duplicate, ${comparison.children.length} child(ren) as the reference has them, none recreated`,
       evidence,
     );
-  } catch (error) {
-    return verdictOfError(error, context.deps.signal, result);
-  } finally {
-    await scenario?.close();
-  }
+  });
 }
 
 /**

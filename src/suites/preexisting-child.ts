@@ -5,15 +5,15 @@ import type { KubeObject } from "../kube/kube-client.js";
 import { normalisedName, withoutUids } from "../proxy/faults.js";
 import type { Evidence } from "../report/report-model.js";
 import { writeEvidence } from "../runner/reference-state.js";
-import { Inconclusive, Scenario } from "../runner/scenario.js";
+import { Inconclusive } from "../runner/scenario.js";
 import type { ReferenceChild } from "../runner/spec-references.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
   verdictFor,
-  verdictOfError,
   type CheckDefinition,
   type ScenarioResult,
   type SuiteContext,
+  inScenario,
 } from "./check.js";
 import { GIVE_UP_IDLE_MS } from "./drift.js";
 import { driftTargets, formatPath, valueAt, type DriftTarget } from "./drift-targets.js";
@@ -84,9 +84,7 @@ export async function preexistingOne(context: SuiteContext, child: ReferenceChil
     );
   }
   const targets = driftTargets({ kind: child.ref.kind, object: child.object }, contract.drift);
-  let scenario: Scenario | undefined;
-  try {
-    scenario = await Scenario.open("preexisting", context.deps);
+  return inScenario(context, "preexisting", result, async (scenario) => {
     const copy = foreignCopy(child, scenario.namespace, targets);
     if (!copy) return result("skipped", "no field of it the operator manages to set otherwise");
     try {
@@ -171,11 +169,7 @@ export async function preexistingOne(context: SuiteContext, child: ReferenceChil
       `never ready while the child differed (${last?.reason ?? "?"}; ${last?.diffs.length ?? "?"} field(s) still differ): it did not take the foreign child for its own`,
       evidence,
     );
-  } catch (error) {
-    return verdictOfError(error, context.deps.signal, result);
-  } finally {
-    await scenario?.close();
-  }
+  });
 }
 
 function asArray(value: unknown): unknown[] {

@@ -2,15 +2,15 @@ import { describeError } from "../errors.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import { normalisedName } from "../proxy/faults.js";
 import { liveChildren, writeEvidence, type ChildRecord } from "../runner/reference-state.js";
-import { Inconclusive, Scenario } from "../runner/scenario.js";
+import { Inconclusive, type Scenario } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
   verdictFor,
-  verdictOfError,
   type CheckDefinition,
   type ScenarioResult,
   type SuiteContext,
+  inScenario,
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
 
@@ -35,9 +35,7 @@ const ownerUids = (object: KubeObject | undefined): string[] =>
  */
 export async function recreateOne(context: SuiteContext, reference: SpecReference): Promise<ScenarioResult> {
   const result = verdictFor(recreateSameName, "delete and recreate the sample", context.clock);
-  let scenario: Scenario | undefined;
-  try {
-    scenario = await Scenario.open("recreate", context.deps);
+  return inScenario(context, "recreate", result, async (scenario) => {
     await scenario.startWithSample();
     const first = await scenario.converge("convergence of the sample");
     const oldUid = first.metadata?.uid ?? "";
@@ -131,11 +129,7 @@ export async function recreateOne(context: SuiteContext, reference: SpecReferenc
       `recreated under the same name, it converged with ${comparison.children.length} child(ren) of the new life and touched nothing of the previous one`,
       evidence,
     );
-  } catch (error) {
-    return verdictOfError(error, context.deps.signal, result);
-  } finally {
-    await scenario?.close();
-  }
+  });
 }
 
 /** Waits until `remaining` lists nothing; Inconclusive (naming what is left) at the convergence timeout. */

@@ -9,8 +9,16 @@ import type { SpecWrite } from "../runner/scenario.js";
  * Pure: the conflict suite reads the write log in order with it.
  */
 export interface StatusClaim {
-  /** The Ready (or Available) condition's observedGeneration, else status.observedGeneration. */
+  /**
+   * The generation the conclusions are about: the one the status names (the
+   * Ready or Available condition's observedGeneration, else
+   * status.observedGeneration), else, for a write that sends the whole
+   * object (UpdateStatus of an object it read), that object's
+   * metadata.generation: the generation the writer had read.
+   */
   readonly generation?: number;
+  /** Whether `generation` is one the status itself names (not inferred from metadata). */
+  readonly named: boolean;
   readonly ready: boolean;
 }
 
@@ -28,10 +36,9 @@ export function isStatusWrite(entry: WriteEntry, cr: CustomResourceKind): boolea
 }
 
 /**
- * What a status write body claims. A body that names a generation is
- * evaluated as if that were the object's generation (a claim is "Ready for
- * generation G"); the contract's predicate decides Ready. `quiet` readiness
- * has no predicate: nothing is ever claimed.
+ * What a status write body claims: "Ready for generation G", the body
+ * evaluated by the contract's predicate as if G were the object's
+ * generation. `quiet` readiness has no predicate: nothing is ever claimed.
  */
 export function statusClaim(readiness: Readiness, body: unknown): StatusClaim {
   const object = record(body);
@@ -39,11 +46,13 @@ export function statusClaim(readiness: Readiness, body: unknown): StatusClaim {
   const conditions = Array.isArray(status.conditions) ? status.conditions.map(record) : [];
   const condition =
     conditions.find((c) => c.type === "Ready") ?? conditions.find((c) => c.type === "Available");
-  const named = condition?.observedGeneration ?? status.observedGeneration;
-  const generation = typeof named === "number" && Number.isInteger(named) ? named : undefined;
-  if (readiness.kind === "quiet" || body === undefined) {
-    return { ready: false, ...(generation === undefined ? {} : { generation }) };
-  }
+  const named = wholeNumber(condition?.observedGeneration ?? status.observedGeneration);
+  const generation = named ?? wholeNumber(record(object.metadata).generation);
+  const about = {
+    named: named !== undefined,
+    ...(generation === undefined ? {} : { generation }),
+  };
+  if (readiness.kind === "quiet" || body === undefined) return { ready: false, ...about };
   const asClaimed =
     generation === undefined ? object : { ...object, metadata: { ...record(object.metadata), generation } };
   let ready = false;
@@ -52,7 +61,11 @@ export function statusClaim(readiness: Readiness, body: unknown): StatusClaim {
   } catch {
     // A body the predicate cannot read (a partial patch) claims nothing.
   }
-  return { ready, ...(generation === undefined ? {} : { generation }) };
+  return { ready, ...about };
+}
+
+function wholeNumber(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) ? value : undefined;
 }
 
 /** "deployments.apps/web": a child's kind and normalised name, the same in every namespace. */
@@ -100,8 +113,9 @@ export interface EarlyReadyClaim {
  * write that claims Ready for generation G before the operator wrote each
  * child that G's spec needs (per the reference). G is mapped to a spec by
  * the kit's spec writes of the scenario (the latest one before the claim
- * with that generation); a claim naming no generation, or one no spec write
- * produced, is not judged (counted in `unjudged`).
+ * with that generation); a claim whose generation is unknown (a partial
+ * status patch naming none), or one no spec write produced, is not judged
+ * (counted in `unjudged`).
  */
 export function earlyReadyClaims(input: {
   readonly writes: readonly WriteEntry[];

@@ -1,14 +1,14 @@
 import { isDeepStrictEqual } from "node:util";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { writeEvidence } from "../runner/reference-state.js";
-import { Inconclusive, Scenario } from "../runner/scenario.js";
+import { Inconclusive, type Scenario } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
 import {
   type CheckDefinition,
   type ScenarioResult,
   type SuiteContext,
   verdictFor,
-  verdictOfError,
+  inScenario,
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
 import { untilFaultActs } from "./fault-wait.js";
@@ -51,19 +51,19 @@ export async function statusUpdateOne(
   const result = verdictFor(statusUpdateConflict, "status write for update 1", context.clock);
   const { contract } = context.deps;
   const [first, second] = contract.updates;
-  let scenario: Scenario | undefined;
-  try {
-    if (!first || !second) throw new Error("conflict/status-update needs two updates");
-    const crKind = { group: contract.customResource.group, resource: contract.customResource.resource };
-    const statusWrites = reference.writes.filter((w) => w.code < 300 && isStatusWrite(w, crKind));
-    if (statusWrites.length === 0) {
-      return result(
-        "skipped",
-        "the operator wrote no status on its way to the reference: nothing to race with",
-      );
-    }
-    const subresource = statusWrites.some((w) => w.subresource === "status") ? "status" : "";
-    scenario = await Scenario.open("conflict-status", context.deps);
+  if (!first || !second) throw new Error("conflict/status-update needs two updates");
+  const crKind = { group: contract.customResource.group, resource: contract.customResource.resource };
+  const statusWrites = reference.writes.filter(
+    (w) => w.code >= 200 && w.code < 300 && isStatusWrite(w, crKind),
+  );
+  if (statusWrites.length === 0) {
+    return result(
+      "skipped",
+      "the operator wrote no status on its way to the reference: nothing to race with",
+    );
+  }
+  const subresource = statusWrites.some((w) => w.subresource === "status") ? "status" : "";
+  return inScenario(context, "conflict-status", result, async (scenario) => {
     await scenario.startWithSample();
     await scenario.converge("convergence of the sample");
     const cr = scenario.customResource;
@@ -94,7 +94,7 @@ export async function statusUpdateOne(
             when: (body: unknown) => {
               if (body === undefined) return false;
               const claim = statusClaim(readiness, body);
-              return claim.ready && (claim.generation === undefined || claim.generation !== sampleGeneration);
+              return claim.ready && claim.generation !== sampleGeneration;
             },
           }),
     });
@@ -128,11 +128,7 @@ export async function statusUpdateOne(
 
     await scenario.converge("convergence after the concurrent update");
     return await judge(context, scenario, { hit, kitWrite, second, reference, result });
-  } catch (error) {
-    return verdictOfError(error, context.deps.signal, result);
-  } finally {
-    await scenario?.close();
-  }
+  });
 }
 
 async function judge(
@@ -152,7 +148,8 @@ async function judge(
   const writes = scenario.operatorWrites();
   const final = await scenario.kit.get(scenario.customResource);
   const generation = final.metadata?.generation;
-  const claimed = statusClaim(contract.readiness, final).generation;
+  const finalClaim = statusClaim(contract.readiness, final);
+  const claimed = finalClaim.named ? finalClaim.generation : undefined;
 
   const { early, claims, unjudged } = earlyReadyClaims({
     writes,
@@ -175,9 +172,13 @@ async function judge(
   const notes = [
     `the kit wrote update 2 (write #${kitWrite.seq}, generation ${kitWrite.generation ?? "?"}) just before the operator's status ${hit.verb} #${hit.seq}, which ${hit.sentResourceVersion === undefined ? "carried no resourceVersion" : `carried resourceVersion ${hit.sentResourceVersion}`} and was answered ${hit.code}${hit.reason ? ` ${hit.reason}` : ""}`,
     `spec writes of this scenario: ${scenario.specWrites.map((w) => `spec ${w.spec} = generation ${w.generation ?? "?"} (#${w.seq})`).join(", ")}`,
-    `${claims} status write(s) claimed Ready${unjudged > 0 ? `; ${unjudged} named no generation a spec write produced and were not judged for order` : ""}`,
+    `${claims} status write(s) claimed Ready${unjudged > 0 ? `; ${unjudged} of them about no generation a spec write of this scenario produced, not judged for order` : ""}`,
   ];
-  if (claimed === undefined) notes.push("the status names no generation: observedGeneration not judged");
+  if (claimed === undefined) {
+    notes.push(
+      "the status names no observedGeneration: a status write's generation is read from the object it sent (metadata.generation), and the final observedGeneration is not judged",
+    );
+  }
   const statusWrites = writes.filter((w) => isStatusWrite(w, crKind));
   const evidence = {
     writes: [kitWrite, ...writes.filter((w) => w.seq >= hit.seq - 20)]
@@ -217,7 +218,7 @@ async function judge(
   const after = statusWrites.filter((w) => w.seq > hit.seq);
   return result(
     "passed",
-    `the status write got ${hit.code === 409 ? "a real 409" : `answer ${hit.code}`}; ${after.length} later status write(s), none claiming Ready before the children of its spec (${[...requiredChildWrites(reference, 2, crKind).keys()].join(", ") || "none needed"}) were written; it observes generation ${generation ?? "?"}, update 2 kept, end state as the reference of update 2`,
+    `the status write got ${hit.code === 409 ? "a real 409" : `answer ${hit.code}`}; ${after.length} later status write(s), none claiming Ready before the children of its spec (${[...requiredChildWrites(reference, 2, crKind).keys()].join(", ") || "none needed"}) were written; ${claimed === undefined ? "" : `it observes generation ${claimed}, `}update 2 kept, end state as the reference of update 2`,
     evidence,
   );
 }

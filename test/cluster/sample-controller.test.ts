@@ -47,6 +47,8 @@ describe("run on k8s.io/sample-controller", () => {
       "idempotency/crash-after-write": "passed",
       "idempotency/preexisting-child": "passed",
       "idempotency/recreate-same-name": "passed",
+      "conflict/child-update": "failed",
+      "conflict/status-update": "passed",
     });
 
     // controller.go:291-293: replicas is the one field it compares, and it repairs it with an
@@ -101,6 +103,26 @@ describe("run on k8s.io/sample-controller", () => {
         message: expect.stringMatching(/^never ready while the child differed /) as unknown,
       }),
     ]);
+    // controller.go:293 again: after update 1 its Deployment update is a replace of a freshly built
+    // object without a resourceVersion, so it goes through on top of another writer's change and
+    // erases it (no 409 to react to: "no precondition writes").
+    const childConflict = check("conflict/child-update")?.scenarios ?? [];
+    expect(childConflict).toEqual([
+      expect.objectContaining({
+        target: "deployments.apps/example-foo (update)",
+        status: "failed",
+        message: expect.stringMatching(
+          /annotation reconcile-conformance\.dev\/concurrent-write=\w+ is gone/,
+        ) as unknown,
+      }),
+    ]);
+    expect(childConflict[0]?.evidence?.notes).toContain("no precondition writes");
+    // controller.go:318-324: UpdateStatus sends the Foo it read (with its resourceVersion): the
+    // concurrent update 2 makes it a real 409, the sync is retried from the informer's newer Foo,
+    // and no status says ready for a generation before its Deployment update.
+    const statusConflict = check("conflict/status-update")?.scenarios[0];
+    expect(statusConflict?.evidence?.notes?.[0]).toMatch(/answered 409 Conflict$/);
+    expect(statusConflict?.message).toMatch(/^the status write got a real 409; /);
     // Foo has neither conditions nor observedGeneration: those checks say so instead of passing.
     expect(check("status-stability/last-transition-time")?.scenarios[0]?.message).toBe(
       "the custom resource reports no conditions",

@@ -49,11 +49,38 @@ function status(ready: "True" | "False", observedGeneration?: number): Partial<W
 
 describe("statusClaim", () => {
   it("reads the generation a status names and judges Ready as if it were the object's generation", () => {
-    expect(statusClaim(conditions, statusBody("True", 3))).toEqual({ ready: true, generation: 3 });
-    expect(statusClaim(conditions, statusBody("False", 3))).toEqual({ ready: false, generation: 3 });
+    expect(statusClaim(conditions, statusBody("True", 3))).toEqual({
+      ready: true,
+      generation: 3,
+      named: true,
+    });
+    expect(statusClaim(conditions, statusBody("False", 3))).toEqual({
+      ready: false,
+      generation: 3,
+      named: true,
+    });
     expect(statusClaim(conditions, { status: { observedGeneration: 2, conditions: [] } })).toEqual({
       ready: false,
       generation: 2,
+      named: true,
+    });
+  });
+
+  it("takes the generation of the object a whole-object status write sent when the status names none", () => {
+    // UpdateStatus of an object as the writer read it: its conclusions are about that generation.
+    expect(statusClaim(conditions, statusBody("True"))).toEqual({
+      ready: true,
+      generation: 99,
+      named: false,
+    });
+    const cel = compileCelReadiness("self.status.available == self.spec.replicas");
+    expect(
+      statusClaim(cel, { metadata: { generation: 2 }, spec: { replicas: 2 }, status: { available: 2 } }),
+    ).toEqual({ ready: true, generation: 2, named: false });
+    // A status patch that names nothing is about no known generation.
+    expect(statusClaim(conditions, { status: { conditions: [{ type: "Ready", status: "True" }] } })).toEqual({
+      ready: true,
+      named: false,
     });
   });
 
@@ -65,7 +92,7 @@ describe("statusClaim", () => {
 
   it("never claims anything for quiet readiness or a missing body", () => {
     expect(statusClaim({ kind: "quiet" }, statusBody("True", 1)).ready).toBe(false);
-    expect(statusClaim(conditions, undefined)).toEqual({ ready: false });
+    expect(statusClaim(conditions, undefined)).toEqual({ ready: false, named: false });
   });
 });
 
@@ -163,7 +190,7 @@ describe("earlyReadyClaims", () => {
   it("does not judge claims that name no generation or one no spec write produced; ignores refused and not-Ready writes", () => {
     seq = 200;
     const writes = [
-      write(status("True")), // no generation
+      write({ ...status("True"), body: { status: { conditions: [{ type: "Ready", status: "True" }] } } }), // no generation
       write(status("True", 7)), // no spec write made generation 7
       write({ ...status("True", 1), code: 409, effect: "rejected" }),
       write(status("False", 1)),
