@@ -15,7 +15,7 @@ import { proxyKubeconfig, writeProxyKubeconfig } from "./operator-kubeconfig.js"
 import { createProxyCertificate, type ProxyCertificate } from "./proxy-certificate.js";
 import { ReadLog, readParameters, type ReadQuery } from "./read-log.js";
 import { classifyRequest, isMutating, type RequestInfo } from "./request-classifier.js";
-import { watchEventStream } from "./watch-events.js";
+import { watchEventStream, type WatchEvent } from "./watch-events.js";
 import { WriteHandler, type WriteAnswer } from "./write-handler.js";
 import { WriteLog, type WriteEntry } from "./write-log.js";
 
@@ -306,6 +306,23 @@ export class ApiProxy {
     return undefined;
   }
 
+  /** Notes a watch event passed to the operator: what it could know, and from when. */
+  private recordDelivery(info: RequestInfo, run: number | undefined, event: WatchEvent): void {
+    const { type, object } = event;
+    if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
+    if (!object?.name || !object.resourceVersion) return;
+    this.readLog.delivered.push({
+      type,
+      group: info.group,
+      resource: info.resource,
+      ...(object.namespace ? { namespace: object.namespace } : {}),
+      name: object.name,
+      resourceVersion: object.resourceVersion,
+      ...(run === undefined ? {} : { run }),
+      beforeWriteSeq: this.writeLog.nextSeqToTake,
+    });
+  }
+
   /** Streams a read and its answer through unchanged; a watch event by event. */
   private async pipeThrough(
     req: http.IncomingMessage,
@@ -353,6 +370,7 @@ export class ApiProxy {
         ? upstreamRes.pipe(
             watchEventStream(upstreamRes.headers["content-type"], {
               contentEncoding: upstreamRes.headers["content-encoding"],
+              ...(actor === "operator" ? { onEvent: (event) => this.recordDelivery(info, run, event) } : {}),
             }),
           )
         : upstreamRes;

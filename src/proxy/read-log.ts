@@ -27,9 +27,27 @@ export interface ReadQuery extends ObjectMatch {
   readonly succeeded?: boolean;
 }
 
+/**
+ * One watch event the proxy passed to the operator: which object, at which
+ * resourceVersion, and where that falls among the writes (every write with
+ * a sequence number of `beforeWriteSeq` or more was sent after it).
+ */
+export interface DeliveredEvent {
+  readonly type: "ADDED" | "MODIFIED" | "DELETED";
+  readonly group: string;
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly resourceVersion: string;
+  readonly run?: number;
+  readonly beforeWriteSeq: number;
+}
+
 /** The ordered record of reads, so evidence can show what the operator saw. In memory. */
 export class ReadLog {
   private readonly entries: ReadEntry[] = [];
+  /** The operator's watch events, as delivered (bookmarks and errors left out). */
+  readonly delivered: DeliveredEvent[] = [];
 
   get lastSeq(): number {
     return this.entries.length;

@@ -96,6 +96,11 @@ export class WriteLog {
     return this.nextSeq++;
   }
 
+  /** The sequence number the next write will take: what happens now comes before that write. */
+  get nextSeqToTake(): number {
+    return this.nextSeq;
+  }
+
   append(entry: WriteEntry): void {
     // Writes finish out of order; keep the log in the order they were sent.
     let index = this.entries.length;

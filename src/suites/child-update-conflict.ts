@@ -14,6 +14,7 @@ import {
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
 import { untilFaultActs } from "./fault-wait.js";
+import { excusedNote, resubmitsOf } from "./resubmits.js";
 import { childKey, type CustomResourceKind } from "./status-claims.js";
 
 export const childUpdateConflict: CheckDefinition = {
@@ -140,10 +141,9 @@ async function judge(
   const sameObject = (w: WriteEntry) =>
     w.group === hit.group && w.resource === hit.resource && w.name === name && !w.subresource;
   const objectWrites = scenario.operatorWrites({ after: hit.seq - 1 }).filter(sameObject);
-  const conflicted = hit.code === 409 ? hit.sentResourceVersion : undefined;
-  const resubmitted = objectWrites.filter(
-    (w) => w.seq > hit.seq && conflicted !== undefined && w.sentResourceVersion === conflicted,
-  );
+  const resubmits = kitWrite
+    ? resubmitsOf(scenario, hit, kitWrite, objectWrites)
+    : { blamed: [], excused: [] };
   const conflicts = objectWrites.filter((w) => w.code === 409);
 
   const apiVersion = hit.group ? `${hit.group}/${hit.version}` : hit.version;
@@ -160,6 +160,7 @@ async function judge(
     `the kit wrote ${CONCURRENT_WRITE_ANNOTATION}=${value} on ${hit.resource}/${name}${kitWrite ? ` (write #${kitWrite.seq}, answered ${kitWrite.code})` : ""} just before the operator's ${hit.verb} #${hit.seq}, which ${how} and was answered ${hit.code}${hit.reason ? ` ${hit.reason}` : ""}`,
   ];
   if (hit.sentResourceVersion === undefined) notes.push("no precondition writes");
+  if (resubmits.excused.length > 0) notes.push(excusedNote(resubmits.excused));
   const evidence = {
     writes: [...(kitWrite ? [kitWrite] : []), ...objectWrites].map(writeEvidence),
     ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
@@ -167,9 +168,9 @@ async function judge(
   };
 
   const problems: string[] = [];
-  if (resubmitted.length > 0) {
+  if (resubmits.blamed.length > 0) {
     problems.push(
-      `it resent resourceVersion ${conflicted ?? ""}, which had just conflicted, ${resubmitted.length} time(s) (write(s) ${resubmitted.map((w) => `#${w.seq}`).join(", ")}): the retry reused the object it read before the conflict`,
+      `it resent resourceVersion ${hit.sentResourceVersion ?? ""}, which had just conflicted, ${resubmits.blamed.length} time(s) after its watch had delivered the concurrent change (write(s) ${resubmits.blamed.map((w) => `#${w.seq}`).join(", ")}): the retry reused the object it read before the conflict`,
     );
   }
   if (!live) problems.push(`${hit.resource}/${name} is gone`);

@@ -1,8 +1,9 @@
 import { isDeepStrictEqual } from "node:util";
-import { evaluateReadiness } from "../contract/readiness.js";
+import { evaluateReadiness, type Readiness } from "../contract/readiness.js";
 import { describeError } from "../errors.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import { normalisedName, withoutUids } from "../proxy/faults.js";
+import type { WriteEntry } from "../proxy/write-log.js";
 import type { Evidence } from "../report/report-model.js";
 import { writeEvidence } from "../runner/reference-state.js";
 import { Inconclusive } from "../runner/scenario.js";
@@ -17,6 +18,7 @@ import {
 } from "./check.js";
 import { GIVE_UP_IDLE_MS } from "./drift.js";
 import { driftTargets, formatPath, valueAt, type DriftTarget } from "./drift-targets.js";
+import { isStatusWrite, statusClaim, type CustomResourceKind } from "./status-claims.js";
 
 export const preexistingChild: CheckDefinition = {
   id: "idempotency/preexisting-child",
@@ -155,6 +157,20 @@ export async function preexistingOne(context: SuiteContext, child: ReferenceChil
         { ...evidence, diffs: readyWhileDiffering.diffs, operatorLog: await scenario.operator.logTail(10) },
       );
     }
+    // The polls see states 100 ms apart; the write log sees every claim, in order.
+    const claim = readyClaimBeforeRepair(
+      scenario.operatorWrites(),
+      contract.readiness,
+      { group: contract.customResource.group, resource: contract.customResource.resource },
+      { group: child.group, resource: child.resource, name: child.ref.name },
+    );
+    if (claim) {
+      return result(
+        "failed",
+        `status write #${claim.seq} claimed Ready before the operator's first write to the pre-existing child, which was then still the kit's copy (${targets.length} field(s) differing from the reference)`,
+        { ...evidence, operatorLog: await scenario.operator.logTail(10) },
+      );
+    }
     if (last?.ready)
       return result("passed", "it fixed the pre-existing child before it reported ready", evidence);
     if (last?.diffs.length === 0) {
@@ -170,6 +186,31 @@ export async function preexistingOne(context: SuiteContext, child: ReferenceChil
       evidence,
     );
   });
+}
+
+/**
+ * From the write log, in order: the first successful status write that
+ * claims Ready (the contract's predicate on the status it sent) before the
+ * operator's first effective write to the pre-existing child. Until that
+ * write the child is exactly the kit's copy, which differs from the
+ * reference, so such a claim is Ready over a child that differs, however
+ * briefly. Undefined when the operator wrote the child first, or never
+ * claimed Ready.
+ */
+export function readyClaimBeforeRepair(
+  writes: readonly WriteEntry[],
+  readiness: Readiness,
+  cr: CustomResourceKind,
+  child: { readonly group: string; readonly resource: string; readonly name: string },
+): WriteEntry | undefined {
+  for (const w of writes) {
+    if (w.actor !== "operator" || w.code < 200 || w.code >= 300) continue;
+    const toChild =
+      !w.subresource && w.group === child.group && w.resource === child.resource && w.name === child.name;
+    if (toChild && (w.effect === "changed" || w.effect === "created")) return undefined;
+    if (isStatusWrite(w, cr) && statusClaim(readiness, w.body).ready) return w;
+  }
+  return undefined;
 }
 
 function asArray(value: unknown): unknown[] {

@@ -12,6 +12,7 @@ import {
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
 import { untilFaultActs } from "./fault-wait.js";
+import { excusedNote, resubmitsOf } from "./resubmits.js";
 import { earlyReadyClaims, isStatusWrite, requiredChildWrites, statusClaim } from "./status-claims.js";
 
 export const statusUpdateConflict: CheckDefinition = {
@@ -158,14 +159,7 @@ async function judge(
     readiness: contract.readiness,
     cr: crKind,
   });
-  const conflicted = hit.code === 409 ? hit.sentResourceVersion : undefined;
-  const resubmitted = writes.filter(
-    (w) =>
-      w.seq > hit.seq &&
-      conflicted !== undefined &&
-      isStatusWrite(w, crKind) &&
-      w.sentResourceVersion === conflicted,
-  );
+  const resubmits = resubmitsOf(scenario, hit, kitWrite, writes);
   const lost = mergePatchMismatches(final, second);
   const comparison = await compareWithReference(scenario, reference, contract);
 
@@ -174,6 +168,7 @@ async function judge(
     `spec writes of this scenario: ${scenario.specWrites.map((w) => `spec ${w.spec} = generation ${w.generation ?? "?"} (#${w.seq})`).join(", ")}`,
     `${claims} status write(s) claimed Ready${unjudged > 0 ? `; ${unjudged} of them about no generation a spec write of this scenario produced, not judged for order` : ""}`,
   ];
+  if (resubmits.excused.length > 0) notes.push(excusedNote(resubmits.excused));
   if (claimed === undefined) {
     notes.push(
       "the status names no observedGeneration: a status write's generation is read from the object it sent (metadata.generation), and the final observedGeneration is not judged",
@@ -199,9 +194,9 @@ async function judge(
       `the final status observes generation ${claimed}, the custom resource is at ${generation ?? "?"}`,
     );
   }
-  if (resubmitted.length > 0) {
+  if (resubmits.blamed.length > 0) {
     problems.push(
-      `it resent resourceVersion ${conflicted ?? ""}, which had just conflicted, in status write(s) ${resubmitted.map((w) => `#${w.seq}`).join(", ")}`,
+      `it resent resourceVersion ${hit.sentResourceVersion ?? ""}, which had just conflicted, after its watch had delivered the concurrent update, in status write(s) ${resubmits.blamed.map((w) => `#${w.seq}`).join(", ")}`,
     );
   }
   if (lost.length > 0) {

@@ -435,6 +435,52 @@ describe("the read log", () => {
   });
 });
 
+describe("the watch deliveries", () => {
+  it("records every watch event it passes to the operator, placed among the writes", async () => {
+    const b = await bench();
+    const { resourceVersion } = await b.operator.listWithVersion("v1", "ConfigMap", {
+      namespace: b.namespace,
+    });
+    const watch = await b.operator.watch(
+      { apiVersion: "v1", kind: "ConfigMap", namespace: b.namespace },
+      () => undefined,
+      { resourceVersion },
+    );
+    const delivered = (n: number) =>
+      pollUntil(
+        () =>
+          b.proxy.readLog.delivered.length >= n
+            ? { done: true, value: undefined }
+            : { done: false, reason: `${b.proxy.readLog.delivered.length} event(s)` },
+        { description: `${n} delivered event(s)`, timeoutMs: 10_000 },
+      );
+    const first = await b.operator.create(configMap(b.namespace, "seen"));
+    await delivered(1);
+    const second = await b.operator.create(configMap(b.namespace, "next"));
+    await delivered(2);
+    watch.stop();
+    const [w1, w2] = b.proxy.writeLog.query({ actor: "operator" });
+    const [e1, e2] = b.proxy.readLog.delivered;
+    expect(e1).toMatchObject({
+      type: "ADDED",
+      group: "",
+      resource: "configmaps",
+      namespace: b.namespace,
+      name: "seen",
+      resourceVersion: first.metadata?.resourceVersion,
+    });
+    expect(e2).toMatchObject({
+      type: "ADDED",
+      name: "next",
+      resourceVersion: second.metadata?.resourceVersion,
+    });
+    // The first event was passed on after the first write was sent and before the second was.
+    expect(e1?.beforeWriteSeq).toBeGreaterThan(w1?.seq ?? Infinity);
+    expect(e1?.beforeWriteSeq).toBeLessThanOrEqual(w2?.seq ?? -1);
+    expect(e2?.beforeWriteSeq).toBeGreaterThan(w2?.seq ?? Infinity);
+  });
+});
+
 describe("the watch seam", () => {
   it.each([
     ["JSON", "application/json"],

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ReferenceChild } from "../../src/runner/spec-references.js";
 import { driftTargets } from "../../src/suites/drift-targets.js";
-import { foreignCopy } from "../../src/suites/preexisting-child.js";
+import type { WriteEntry } from "../../src/proxy/write-log.js";
+import { foreignCopy, readyClaimBeforeRepair } from "../../src/suites/preexisting-child.js";
 
 const service: ReferenceChild = {
   ref: { apiVersion: "v1", kind: "Service", name: "hello", namespace: "ref" },
@@ -66,5 +67,61 @@ describe("foreignCopy", () => {
 
   it("makes nothing when no field of the child can be set otherwise", () => {
     expect(foreignCopy(service, "ns", [])).toBeUndefined();
+  });
+});
+
+describe("readyClaimBeforeRepair", () => {
+  const cr = { group: "demo", resource: "webapps" };
+  const child = { group: "", resource: "services", name: "hello" };
+  let seq = 0;
+  const write = (fields: Partial<WriteEntry>): WriteEntry => ({
+    seq: ++seq,
+    time: "t",
+    verb: "update",
+    group: "",
+    version: "v1",
+    resource: "services",
+    namespace: "ns",
+    name: "hello",
+    code: 200,
+    effect: "changed",
+    actor: "operator",
+    ...fields,
+  });
+  const ready = (status: "True" | "False") =>
+    write({
+      ...cr,
+      subresource: "status",
+      name: "web",
+      body: {
+        metadata: { generation: 1 },
+        status: { conditions: [{ type: "Ready", status, observedGeneration: 1 }] },
+      },
+    });
+
+  it("finds a Ready claim made while the child was still the kit's copy", () => {
+    const claim = ready("True");
+    expect(
+      readyClaimBeforeRepair([ready("False"), claim, write({})], { kind: "conditions" }, cr, child),
+    ).toBe(claim);
+  });
+
+  it("finds none when the operator wrote the child first, or never claimed Ready", () => {
+    expect(
+      readyClaimBeforeRepair([write({}), ready("True")], { kind: "conditions" }, cr, child),
+    ).toBeUndefined();
+    expect(
+      readyClaimBeforeRepair([ready("False"), write({ effect: "no-op" })], { kind: "conditions" }, cr, child),
+    ).toBeUndefined();
+    // A write to another object, or a refused one, is no repair: the claim after it still counts.
+    const claim = ready("True");
+    expect(
+      readyClaimBeforeRepair(
+        [write({ name: "other" }), write({ code: 409, effect: "rejected" }), claim],
+        { kind: "conditions" },
+        cr,
+        child,
+      ),
+    ).toBe(claim);
   });
 });
