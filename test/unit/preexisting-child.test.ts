@@ -3,6 +3,7 @@ import type { ReferenceChild } from "../../src/runner/spec-references.js";
 import { driftTargets } from "../../src/suites/drift-targets.js";
 import type { WriteEntry } from "../../src/proxy/write-log.js";
 import { foreignCopy, readyClaimBeforeRepair } from "../../src/suites/preexisting-child.js";
+import { writeEntry } from "../support/write-entry.js";
 
 const service: ReferenceChild = {
   ref: { apiVersion: "v1", kind: "Service", name: "hello", namespace: "ref" },
@@ -74,20 +75,8 @@ describe("readyClaimBeforeRepair", () => {
   const cr = { group: "demo", resource: "webapps" };
   const child = { group: "", resource: "services", name: "hello" };
   let seq = 0;
-  const write = (fields: Partial<WriteEntry>): WriteEntry => ({
-    seq: ++seq,
-    time: "t",
-    verb: "update",
-    group: "",
-    version: "v1",
-    resource: "services",
-    namespace: "ns",
-    name: "hello",
-    code: 200,
-    effect: "changed",
-    actor: "operator",
-    ...fields,
-  });
+  const write = (fields: Partial<WriteEntry>): WriteEntry =>
+    writeEntry({ seq: ++seq, group: "", resource: "services", name: "hello", ...fields });
   const ready = (status: "True" | "False") =>
     write({
       ...cr,

@@ -1,24 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { DeliveredEvent } from "../../src/proxy/read-log.js";
-import type { WriteEntry } from "../../src/proxy/write-log.js";
 import { judgeResubmits } from "../../src/suites/resubmits.js";
+import { writeEntry } from "../support/write-entry.js";
 
-function write(fields: Partial<WriteEntry>): WriteEntry {
-  return {
-    seq: 1,
-    time: "t",
-    verb: "update",
-    group: "apps",
-    version: "v1",
-    resource: "deployments",
-    namespace: "ns",
-    name: "web",
-    code: 200,
-    effect: "changed",
-    actor: "operator",
-    ...fields,
-  };
-}
+const write = writeEntry;
 
 const concurrent = write({ seq: 10, actor: "kit", verb: "patch", resourceVersion: "105" });
 const conflicted = write({ seq: 11, sentResourceVersion: "100", code: 409, effect: "rejected" });

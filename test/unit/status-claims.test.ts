@@ -10,26 +10,14 @@ import {
   statusClaim,
 } from "../../src/suites/status-claims.js";
 import { mergePatchMismatches } from "../../src/suites/status-update-conflict.js";
+import { writeEntry } from "../support/write-entry.js";
 
 const CR = { group: "demo.example.dev", resource: "webapps" };
 const conditions: Readiness = { kind: "conditions" };
 
 let seq = 0;
 function write(fields: Partial<WriteEntry>): WriteEntry {
-  return {
-    seq: ++seq,
-    time: "t",
-    verb: "update",
-    group: "apps",
-    version: "v1",
-    resource: "deployments",
-    namespace: "ns",
-    name: "web",
-    code: 200,
-    effect: "changed",
-    actor: "operator",
-    ...fields,
-  };
+  return writeEntry({ seq: ++seq, ...fields });
 }
 
 function statusBody(ready: "True" | "False", observedGeneration?: number): unknown {
