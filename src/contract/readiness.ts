@@ -1,4 +1,5 @@
 import { celEnv, isCelError, parse, plan, type CelInput } from "@bufbuild/cel";
+import { asRecord } from "../util/records.js";
 
 /**
  * When the custom resource counts as ready: the default looks at its
@@ -111,10 +112,4 @@ function toCel(value: unknown): CelInput {
     return new Map(Object.entries(value).map(([key, item]) => [key, toCel(item)]));
   }
   return value as CelInput;
-}
-
-function asRecord(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
 }

@@ -345,6 +345,13 @@ export function withoutUids(value: unknown): unknown {
   return value;
 }
 
+/** "deployments.apps/web": a written object's resource and normalised name, the same in every namespace. */
+export function normalisedKey(
+  write: Pick<WriteEntry, "group" | "resource" | "name" | "generateName">,
+): string {
+  return `${write.group ? `${write.resource}.${write.group}` : write.resource}/${normalisedName(write)}`;
+}
+
 /** A name with UIDs replaced by `<uid>` and a generateName suffix by `*`. */
 export function normalisedName(write: Pick<WriteEntry, "name" | "generateName">): string {
   if (write.generateName) return `${write.generateName.replace(UID_PATTERN, "<uid>")}*`;

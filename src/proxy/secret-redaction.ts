@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { isRecord } from "../util/records.js";
 
 /**
  * Secret values never reach the write log or any artifact. Each value is
@@ -71,8 +72,4 @@ function redactJsonPatchOperation(operation: unknown): unknown {
     return { ...operation, value: secretHash(operation.value) };
   }
   return operation;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

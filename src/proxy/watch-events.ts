@@ -32,6 +32,7 @@
 
 import { Transform } from "node:stream";
 import { lengthDelimited, protobufKind, protobufMetadata } from "./protobuf-metadata.js";
+import { isRecord } from "../util/records.js";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
 
@@ -289,10 +290,6 @@ class ByteQueue {
     this.size -= taken;
     return parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts, taken);
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function isEventType(value: unknown): value is WatchEventType {

@@ -100,8 +100,7 @@ export class NeverQuiet extends Inconclusive {
  */
 export class Scenario {
   private readonly cleanups: { readonly what: string; readonly run: () => Promise<void> }[] = [];
-  /** The kit's writes that set the custom resource's spec, in order: the sample's create, then each update. */
-  readonly specWrites: SpecWrite[] = [];
+  private readonly spec: SpecWrite[] = [];
 
   private constructor(
     readonly name: string,
@@ -164,7 +163,7 @@ export class Scenario {
           cwd: contract.operator.cwd,
         },
         proxy,
-        customResource: { group: contract.customResource.group, resource: contract.customResource.resource },
+        customResource: contract.customResource,
         workDir,
         kube: deps.kube,
         startTimeoutMs: contract.operator.startTimeoutMs,
@@ -244,18 +243,28 @@ export class Scenario {
       ...sample,
       metadata: { ...metadata, namespace: this.namespace },
     });
-    this.recordSpecWrite(0, created);
+    this.noteSpecWrite(0, this.lastKitWriteSeq(), created.metadata?.generation);
     return created;
   }
 
-  /** Notes the kit's write that set spec `spec`, from the last kit write on the custom resource. */
-  recordSpecWrite(spec: number, answer: KubeObject): void {
+  /** The kit's writes that set the custom resource's spec, in order: the sample's create, then each update. */
+  get specWrites(): readonly SpecWrite[] {
+    return this.spec;
+  }
+
+  /** Notes a kit write (its sequence number, the generation it produced) that set spec `spec`. */
+  noteSpecWrite(spec: number, seq: number, generation: number | undefined): void {
+    this.spec.push({ spec, seq, ...(generation === undefined ? {} : { generation }) });
+  }
+
+  /** The sequence number of the kit's last write to the custom resource itself. */
+  private lastKitWriteSeq(): number {
     const { group, resource } = this.deps.contract.customResource;
     const [entry] = this.proxy.writeLog
       .query({ actor: "kit", group, resource, subresource: "", namespace: this.namespace })
       .slice(-1);
-    if (!entry) throw new Error(`the kit's write of spec ${spec} is not in the write log`);
-    this.specWrites.push({ spec, seq: entry.seq, generation: answer.metadata?.generation });
+    if (!entry) throw new Error("the kit's write of the custom resource is not in the write log");
+    return entry.seq;
   }
 
   /**
@@ -286,7 +295,7 @@ export class Scenario {
         `the API server refused the contract's update ${ordinal}: ${describeError(error)}`,
       );
     }
-    this.recordSpecWrite(ordinal, answer);
+    this.noteSpecWrite(ordinal, this.lastKitWriteSeq(), answer.metadata?.generation);
     return answer;
   }
 

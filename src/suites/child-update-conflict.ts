@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { CONCURRENT_WRITE_ANNOTATION } from "../proxy/fault-actions.js";
-import { expectedWrite } from "../proxy/faults.js";
+import { expectedWrite, normalisedKey } from "../proxy/faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { writeEvidence } from "../runner/reference-state.js";
 import type { Scenario } from "../runner/scenario.js";
@@ -15,7 +15,7 @@ import {
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
 import { untilFaultActs } from "./fault-wait.js";
 import { excusedNote, resubmitsOf } from "./resubmits.js";
-import { childKey, type CustomResourceKind } from "./status-claims.js";
+import { childWritesOfSpec, type CustomResourceKind } from "./status-claims.js";
 
 export const childUpdateConflict: CheckDefinition = {
   id: "conflict/child-update",
@@ -38,12 +38,9 @@ export const MAX_CONFLICTS = 10;
  * custom resource are the status-update check's).
  */
 export function childUpdateTargets(reference: SpecReference, cr: CustomResourceKind): WriteEntry[] {
-  const from = reference.specWrites.find((w) => w.spec === 1)?.seq;
-  if (from === undefined) return [];
+  if (!reference.specWrites.some((w) => w.spec === 1)) return [];
   const targets = new Map<string, WriteEntry>();
-  for (const entry of reference.writes) {
-    if (entry.seq <= from || entry.actor !== "operator" || entry.tag || entry.subresource) continue;
-    if (entry.group === cr.group && entry.resource === cr.resource) continue;
+  for (const entry of childWritesOfSpec(reference, 1, cr)) {
     if ((entry.verb !== "update" && entry.verb !== "patch") || entry.effect !== "changed") continue;
     const kind = `${entry.group}/${entry.resource}`;
     if (!targets.has(kind)) targets.set(kind, entry);
@@ -63,7 +60,7 @@ export async function childUpdateOne(
   target: WriteEntry,
   reference: SpecReference,
 ): Promise<ScenarioResult> {
-  const result = verdictFor(childUpdateConflict, `${childKey(target)} (${target.verb})`, context.clock);
+  const result = verdictFor(childUpdateConflict, `${normalisedKey(target)} (${target.verb})`, context.clock);
   const { contract } = context.deps;
   const update = contract.updates[0];
   if (!update) return result("skipped", "the contract has no update");
@@ -91,7 +88,7 @@ export async function childUpdateOne(
       },
       expect: expectedWrite(target),
     });
-    context.progress(`update 1 with a concurrent write on ${childKey(target)}`);
+    context.progress(`update 1 with a concurrent write on ${normalisedKey(target)}`);
     await scenario.applyUpdate(update, 1);
     const outcome = await untilFaultActs(context, scenario, () => fault.outcome(), "the concurrent write");
     if (outcome.status === "not-reached") {

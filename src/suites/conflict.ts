@@ -50,11 +50,7 @@ export const conflict: Suite = {
           ];
         }
         return withReference(context, 1, childUpdateConflict, selected, async (reference) => {
-          const crKind = {
-            group: context.deps.contract.customResource.group,
-            resource: context.deps.contract.customResource.resource,
-          };
-          const targets = childUpdateTargets(reference, crKind);
+          const targets = childUpdateTargets(reference, context.deps.contract.customResource);
           if (targets.length === 0) {
             return [
               skipped(

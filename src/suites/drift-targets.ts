@@ -13,6 +13,7 @@
  */
 
 import { normalisedName } from "../proxy/faults.js";
+import { asRecord } from "../util/records.js";
 
 /** A path into an object: keys, and list positions. */
 export type FieldPath = readonly (string | number)[];
@@ -226,12 +227,6 @@ export function parseTargetId(text: string): { kind: string; name?: string; path
 
 function text(value: unknown): string {
   return typeof value === "string" ? value : "";
-}
-
-function asRecord(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
 }
 
 /** A JSON pointer (RFC 6901) for a path. */

@@ -1,4 +1,4 @@
-import { countsToward, expectedWrite, normalisedName } from "../proxy/faults.js";
+import { countsToward, expectedWrite, normalisedKey } from "../proxy/faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { writeEvidence } from "../runner/reference-state.js";
 import { NeverQuiet } from "../runner/scenario.js";
@@ -59,11 +59,10 @@ export function crashLines(
   return reference.writes
     .filter((entry) => countsToward(scope, entry))
     .map((write, index): CrashLine => {
-      const what = `${write.group ? `${write.resource}.${write.group}` : write.resource}/${normalisedName(write)}`;
       return {
         ordinal: index + 1,
         write,
-        id: `#${index + 1} ${write.verb} ${what}${write.subresource ? `/${write.subresource}` : ""}`,
+        id: `#${index + 1} ${write.verb} ${normalisedKey(write)}${write.subresource ? `/${write.subresource}` : ""}`,
       };
     })
     .filter(({ write }) => !ignored.some((i) => i.group === write.group && i.resource === write.resource));
@@ -231,10 +230,7 @@ function duplicatesWithoutCrash(
   selected: ReadonlySet<string>,
   durationMs: number,
 ): ScenarioResult[] | undefined {
-  const runaway = runawayCreation(
-    error.writes,
-    (e) => `${e.group ? `${e.resource}.${e.group}` : e.resource}/${normalisedName(e)}`,
-  );
+  const runaway = runawayCreation(error.writes, normalisedKey);
   if (!runaway) return undefined;
   const creates = error.writes.filter((e) => e.effect === "created");
   return [

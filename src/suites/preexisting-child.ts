@@ -161,7 +161,7 @@ export async function preexistingOne(context: SuiteContext, child: ReferenceChil
     const claim = readyClaimBeforeRepair(
       scenario.operatorWrites(),
       contract.readiness,
-      { group: contract.customResource.group, resource: contract.customResource.resource },
+      contract.customResource,
       { group: child.group, resource: child.resource, name: child.ref.name },
     );
     if (claim) {

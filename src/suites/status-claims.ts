@@ -1,7 +1,8 @@
 import { evaluateReadiness, type Readiness } from "../contract/readiness.js";
-import { normalisedName } from "../proxy/faults.js";
+import { normalisedKey } from "../proxy/faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import type { SpecWrite } from "../runner/scenario.js";
+import { asRecord } from "../util/records.js";
 
 /**
  * What a status write says, read from its request body: the generation its
@@ -32,7 +33,7 @@ export interface CustomResourceKind {
 export function isStatusWrite(entry: WriteEntry, cr: CustomResourceKind): boolean {
   if (entry.group !== cr.group || entry.resource !== cr.resource) return false;
   if (entry.subresource === "status") return true;
-  return !entry.subresource && entry.verb !== "create" && record(entry.body).status !== undefined;
+  return !entry.subresource && entry.verb !== "create" && asRecord(entry.body).status !== undefined;
 }
 
 /**
@@ -41,20 +42,20 @@ export function isStatusWrite(entry: WriteEntry, cr: CustomResourceKind): boolea
  * generation. `quiet` readiness has no predicate: nothing is ever claimed.
  */
 export function statusClaim(readiness: Readiness, body: unknown): StatusClaim {
-  const object = record(body);
-  const status = record(object.status);
-  const conditions = Array.isArray(status.conditions) ? status.conditions.map(record) : [];
+  const object = asRecord(body);
+  const status = asRecord(object.status);
+  const conditions = Array.isArray(status.conditions) ? status.conditions.map(asRecord) : [];
   const condition =
     conditions.find((c) => c.type === "Ready") ?? conditions.find((c) => c.type === "Available");
   const named = wholeNumber(condition?.observedGeneration ?? status.observedGeneration);
-  const generation = named ?? wholeNumber(record(object.metadata).generation);
+  const generation = named ?? wholeNumber(asRecord(object.metadata).generation);
   const about = {
     named: named !== undefined,
     ...(generation === undefined ? {} : { generation }),
   };
   if (readiness.kind === "quiet" || body === undefined) return { ready: false, ...about };
   const asClaimed =
-    generation === undefined ? object : { ...object, metadata: { ...record(object.metadata), generation } };
+    generation === undefined ? object : { ...object, metadata: { ...asRecord(object.metadata), generation } };
   let ready = false;
   try {
     ready = evaluateReadiness(readiness, asClaimed).ready;
@@ -68,32 +69,41 @@ function wholeNumber(value: unknown): number | undefined {
   return typeof value === "number" && Number.isInteger(value) ? value : undefined;
 }
 
-/** "deployments.apps/web": a child's kind and normalised name, the same in every namespace. */
-export function childKey(entry: Pick<WriteEntry, "group" | "resource" | "name" | "generateName">): string {
-  return `${entry.group ? `${entry.resource}.${entry.group}` : entry.resource}/${normalisedName(entry)}`;
+/**
+ * What setting spec `spec` caused in a reference: the operator's creates
+ * and effective updates of objects other than the custom resource, after
+ * the kit's write of that spec and before the next one, in order. A
+ * RangeError when the reference never set that spec.
+ */
+export function childWritesOfSpec(
+  reference: { readonly writes: readonly WriteEntry[]; readonly specWrites: readonly SpecWrite[] },
+  spec: number,
+  cr: CustomResourceKind,
+): WriteEntry[] {
+  const from = reference.specWrites.find((w) => w.spec === spec)?.seq;
+  if (from === undefined) throw new RangeError(`the reference has no write of spec ${spec}`);
+  const until = reference.specWrites.find((w) => w.spec === spec + 1)?.seq ?? Number.POSITIVE_INFINITY;
+  return reference.writes.filter(
+    (entry) =>
+      entry.seq > from &&
+      entry.seq < until &&
+      entry.actor === "operator" &&
+      !entry.tag &&
+      !entry.subresource &&
+      !(entry.group === cr.group && entry.resource === cr.resource) &&
+      (entry.effect === "created" || entry.effect === "changed"),
+  );
 }
 
-/**
- * The child writes that setting spec `spec` caused in a reference: the
- * operator's creates and effective updates of objects other than the custom
- * resource, after the kit's write of that spec and before the next one.
- * Keyed by childKey; the first such write per child.
- */
+/** The children that spec `spec` needed written: childWritesOfSpec, the first per normalisedKey. */
 export function requiredChildWrites(
   reference: { readonly writes: readonly WriteEntry[]; readonly specWrites: readonly SpecWrite[] },
   spec: number,
   cr: CustomResourceKind,
 ): Map<string, WriteEntry> {
-  const from = reference.specWrites.find((w) => w.spec === spec)?.seq;
-  if (from === undefined) throw new RangeError(`the reference has no write of spec ${spec}`);
-  const until = reference.specWrites.find((w) => w.spec === spec + 1)?.seq ?? Number.POSITIVE_INFINITY;
   const required = new Map<string, WriteEntry>();
-  for (const entry of reference.writes) {
-    if (entry.seq <= from || entry.seq >= until) continue;
-    if (entry.actor !== "operator" || entry.tag || entry.subresource) continue;
-    if (entry.group === cr.group && entry.resource === cr.resource) continue;
-    if (entry.effect !== "created" && entry.effect !== "changed") continue;
-    const key = childKey(entry);
+  for (const entry of childWritesOfSpec(reference, spec, cr)) {
+    const key = normalisedKey(entry);
     if (!required.has(key)) required.set(key, entry);
   }
   return required;
@@ -149,16 +159,10 @@ export function earlyReadyClaims(input: {
             !w.subresource &&
             (w.effect === "created" || w.effect === "changed"),
         )
-        .map(childKey),
+        .map(normalisedKey),
     );
     const missing = [...input.required(set.spec).keys()].filter((key) => !done.has(key));
     if (missing.length > 0) early.push({ claim, generation: said.generation, spec: set.spec, missing });
   }
   return { early, claims, unjudged };
-}
-
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
 }

@@ -14,6 +14,7 @@ import { compareWithReference, describeMismatch, endStateMatches } from "./end-s
 import { untilFaultActs } from "./fault-wait.js";
 import { excusedNote, resubmitsOf } from "./resubmits.js";
 import { earlyReadyClaims, isStatusWrite, requiredChildWrites, statusClaim } from "./status-claims.js";
+import { isRecord } from "../util/records.js";
 
 export const statusUpdateConflict: CheckDefinition = {
   id: "conflict/status-update",
@@ -28,8 +29,8 @@ export const statusUpdateConflict: CheckDefinition = {
  * compared key by key, everything else whole. Pure.
  */
 export function mergePatchMismatches(object: unknown, patch: unknown, path = ""): string[] {
-  if (!isPlainObject(patch)) return isDeepStrictEqual(object, patch) ? [] : [path || "(whole object)"];
-  const target = isPlainObject(object) ? object : {};
+  if (!isRecord(patch)) return isDeepStrictEqual(object, patch) ? [] : [path || "(whole object)"];
+  const target = isRecord(object) ? object : {};
   return Object.entries(patch).flatMap(([key, value]) => {
     const at = path ? `${path}.${key}` : key;
     if (value === null) return key in target ? [at] : [];
@@ -53,9 +54,8 @@ export async function statusUpdateOne(
   const { contract } = context.deps;
   const [first, second] = contract.updates;
   if (!first || !second) throw new Error("conflict/status-update needs two updates");
-  const crKind = { group: contract.customResource.group, resource: contract.customResource.resource };
   const statusWrites = reference.writes.filter(
-    (w) => w.code >= 200 && w.code < 300 && isStatusWrite(w, crKind),
+    (w) => w.code >= 200 && w.code < 300 && isStatusWrite(w, contract.customResource),
   );
   if (statusWrites.length === 0) {
     return result(
@@ -74,17 +74,17 @@ export async function statusUpdateOne(
       kind: "mutate-before",
       match: {
         namespace: scenario.namespace,
-        group: crKind.group,
-        resource: crKind.resource,
+        group: contract.customResource.group,
+        resource: contract.customResource.resource,
         subresource,
         name: cr.name,
         afterSeq: scenario.proxy.writeLog.lastSeq,
       },
       mutation: { kind: "patch", patchType: "merge", patch: second },
       target: {
-        group: crKind.group,
+        group: contract.customResource.group,
         version: contract.customResource.version,
-        resource: crKind.resource,
+        resource: contract.customResource.resource,
         namespace: scenario.namespace,
         name: cr.name,
       },
@@ -121,11 +121,7 @@ export async function statusUpdateOne(
         `the API server refused the contract's update 2 as the concurrent write (${kitWrite?.code ?? "no answer"})`,
       );
     }
-    scenario.specWrites.push({
-      spec: 2,
-      seq: kitWrite.seq,
-      ...(kitWrite.generation === undefined ? {} : { generation: kitWrite.generation }),
-    });
+    scenario.noteSpecWrite(2, kitWrite.seq, kitWrite.generation);
 
     await scenario.converge("convergence after the concurrent update");
     return await judge(context, scenario, { hit, kitWrite, second, reference, result });
@@ -145,7 +141,6 @@ async function judge(
 ): Promise<ScenarioResult> {
   const { hit, kitWrite, second, reference, result } = input;
   const { contract } = context.deps;
-  const crKind = { group: contract.customResource.group, resource: contract.customResource.resource };
   const writes = scenario.operatorWrites();
   const final = await scenario.kit.get(scenario.customResource);
   const generation = final.metadata?.generation;
@@ -155,9 +150,9 @@ async function judge(
   const { early, claims, unjudged } = earlyReadyClaims({
     writes,
     specWrites: scenario.specWrites,
-    required: (spec) => requiredChildWrites(reference, spec, crKind),
+    required: (spec) => requiredChildWrites(reference, spec, contract.customResource),
     readiness: contract.readiness,
-    cr: crKind,
+    cr: contract.customResource,
   });
   const resubmits = resubmitsOf(scenario, hit, kitWrite, writes);
   const lost = mergePatchMismatches(final, second);
@@ -174,7 +169,7 @@ async function judge(
       "the status names no observedGeneration: a status write's generation is read from the object it sent (metadata.generation), and the final observedGeneration is not judged",
     );
   }
-  const statusWrites = writes.filter((w) => isStatusWrite(w, crKind));
+  const statusWrites = writes.filter((w) => isStatusWrite(w, contract.customResource));
   const evidence = {
     writes: [kitWrite, ...writes.filter((w) => w.seq >= hit.seq - 20)]
       .sort((a, b) => a.seq - b.seq)
@@ -213,11 +208,7 @@ async function judge(
   const after = statusWrites.filter((w) => w.seq > hit.seq);
   return result(
     "passed",
-    `the status write got ${hit.code === 409 ? "a real 409" : `answer ${hit.code}`}; ${after.length} later status write(s), none claiming Ready before the children of its spec (${[...requiredChildWrites(reference, 2, crKind).keys()].join(", ") || "none needed"}) were written; ${claimed === undefined ? "" : `it observes generation ${claimed}, `}update 2 kept, end state as the reference of update 2`,
+    `the status write got ${hit.code === 409 ? "a real 409" : `answer ${hit.code}`}; ${after.length} later status write(s), none claiming Ready before the children of its spec (${[...requiredChildWrites(reference, 2, contract.customResource).keys()].join(", ") || "none needed"}) were written; ${claimed === undefined ? "" : `it observes generation ${claimed}, `}update 2 kept, end state as the reference of update 2`,
     evidence,
   );
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
