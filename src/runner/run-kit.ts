@@ -143,7 +143,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       ),
     );
     if (slots.capacity > 1) {
-      for (const spec of [...needed].sort()) {
+      for (const spec of [...needed].sort((a, b) => a - b)) {
         references.forSpec(spec, (line) => deps.progress.phase(line)).catch(() => undefined);
       }
     }
@@ -162,7 +162,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
             const [first] = mine;
             if (first) deps.progress.step(first, line);
           },
-          sideBySide: (items, task) => slots.map(items, (item) => task(item)),
+          sideBySide: (items, task) => slots.map(items, task),
         },
         selected,
       );

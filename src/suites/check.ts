@@ -1,7 +1,7 @@
 import { describeError } from "../errors.js";
 import type { Evidence, Level, ScenarioReport, Status } from "../report/report-model.js";
 import { Inconclusive, Scenario, type ScenarioDeps } from "../runner/scenario.js";
-import type { SpecReferences } from "../runner/spec-references.js";
+import type { SpecReference, SpecReferences } from "../runner/spec-references.js";
 import type { Clock } from "../util/clock.js";
 
 /** A check of the catalogue (DESIGN.md section 3): its stable id, suite and level. */
@@ -120,6 +120,27 @@ export async function inScenario(
   } finally {
     await scenario?.close();
   }
+}
+
+/**
+ * Runs `body` with the reference state of `spec`; when it could not be
+ * computed, every selected one of `checks` is inconclusive instead.
+ */
+export async function withReference(
+  context: SuiteContext,
+  spec: number,
+  checks: readonly CheckDefinition[],
+  selected: ReadonlySet<string>,
+  body: (reference: SpecReference) => Promise<ScenarioResult[]>,
+): Promise<ScenarioResult[]> {
+  const started = context.clock.now();
+  let reference: SpecReference;
+  try {
+    reference = await context.references.forSpec(spec, context.progress);
+  } catch (error) {
+    return withoutReference(error, checks, selected, context.clock.now() - started);
+  }
+  return body(reference);
 }
 
 /** The same inconclusive verdict for every selected check whose reference state could not be computed. */

@@ -1,11 +1,4 @@
-import type { SpecReference } from "../runner/spec-references.js";
-import {
-  withoutReference,
-  type CheckDefinition,
-  type ScenarioResult,
-  type Suite,
-  type SuiteContext,
-} from "./check.js";
+import { withReference, type ScenarioResult, type Suite, type SuiteContext } from "./check.js";
 import { childUpdateConflict, childUpdateOne, childUpdateTargets } from "./child-update-conflict.js";
 import { statusUpdateConflict, statusUpdateOne } from "./status-update-conflict.js";
 
@@ -49,7 +42,7 @@ export const conflict: Suite = {
             ),
           ];
         }
-        return withReference(context, 1, childUpdateConflict, selected, async (reference) => {
+        return withReference(context, 1, [childUpdateConflict], selected, async (reference) => {
           const targets = childUpdateTargets(reference, context.deps.contract.customResource);
           if (targets.length === 0) {
             return [
@@ -80,7 +73,7 @@ export const conflict: Suite = {
           ];
         }
         // One scenario, but it takes a slot like any other.
-        return withReference(context, 2, statusUpdateConflict, selected, (reference) =>
+        return withReference(context, 2, [statusUpdateConflict], selected, (reference) =>
           context.sideBySide([reference], (r) => statusUpdateOne(context, r)),
         );
       });
@@ -89,21 +82,3 @@ export const conflict: Suite = {
     return (await Promise.all(tasks.map((task) => task()))).flat();
   },
 };
-
-/** Runs `body` with the reference of `spec`; a reference that could not be computed makes the check inconclusive. */
-async function withReference(
-  context: SuiteContext,
-  spec: number,
-  check: CheckDefinition,
-  selected: ReadonlySet<string>,
-  body: (reference: SpecReference) => Promise<ScenarioResult[]>,
-): Promise<ScenarioResult[]> {
-  const started = context.clock.now();
-  let reference: SpecReference;
-  try {
-    reference = await context.references.forSpec(spec, context.progress);
-  } catch (error) {
-    return withoutReference(error, [check], selected, context.clock.now() - started);
-  }
-  return body(reference);
-}

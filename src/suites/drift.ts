@@ -3,12 +3,13 @@ import { isDeepStrictEqual } from "node:util";
 import { describeError } from "../errors.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import { describeRef, liveChildren, writeEvidence, type ChildRecord } from "../runner/reference-state.js";
-import { Inconclusive, Scenario } from "../runner/scenario.js";
+import { Inconclusive } from "../runner/scenario.js";
 import { normalisedName } from "../proxy/faults.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
+  inScenario,
   verdictFor,
-  withoutReference,
+  withReference,
   type CheckDefinition,
   type ScenarioResult,
   type Suite,
@@ -57,207 +58,176 @@ export const drift: Suite = {
   referencesNeeded: (selected) => (CHECKS.some((c) => selected.has(c.id)) ? [0] : []),
   async run(context: SuiteContext, selected): Promise<ScenarioResult[]> {
     if (!CHECKS.some((c) => selected.has(c.id))) return [];
-    const started = context.clock.now();
-    let discovered: { targets: DriftTarget[]; children: readonly ChildRecord[] };
-    try {
-      // The targets come from the reference state of the sample (shared with every other suite).
-      const reference = await context.references.forSpec(0, context.progress);
-      discovered = {
+    // The targets come from the reference state of the sample (shared with every other suite).
+    return withReference(context, 0, CHECKS, selected, async (reference) => {
+      const discovered = {
         targets: reference.children.flatMap((child) =>
           driftTargets({ kind: child.ref.kind, object: child.object }, context.deps.contract.drift),
         ),
         children: reference.children,
       };
-    } catch (error) {
-      return withoutReference(error, CHECKS, selected, context.clock.now() - started);
-    }
-    const results: ScenarioResult[] = [];
-    if (selected.has(managedField.id)) {
-      if (discovered.targets.length === 0) {
-        results.push({
-          check: managedField.id,
-          target: "children",
-          status: "skipped",
-          message: "no managed field of any child to perturb",
-          durationMs: 0,
-        });
+      const results: ScenarioResult[] = [];
+      if (selected.has(managedField.id)) {
+        if (discovered.targets.length === 0) {
+          results.push({
+            check: managedField.id,
+            target: "children",
+            status: "skipped",
+            message: "no managed field of any child to perturb",
+            durationMs: 0,
+          });
+        }
+        results.push(
+          ...(await context.sideBySide(discovered.targets, (target) => {
+            context.progress(`perturbing ${target.id}`);
+            return perturbOne(context, target);
+          })),
+        );
       }
-      results.push(
-        ...(await context.sideBySide(discovered.targets, (target) => {
-          context.progress(`perturbing ${target.id}`);
-          return perturbOne(context, target);
-        })),
-      );
-    }
-    if (selected.has(deletedChild.id)) {
-      results.push(
-        ...(await context.sideBySide(discovered.children, (child) => {
-          context.progress(`deleting ${describeRef(child.ref)}`);
-          return deleteOne(context, child, discovered.targets);
-        })),
-      );
-    }
-    return results;
+      if (selected.has(deletedChild.id)) {
+        results.push(
+          ...(await context.sideBySide(discovered.children, (child) => {
+            context.progress(`deleting ${describeRef(child.ref)}`);
+            return deleteOne(context, child, discovered.targets);
+          })),
+        );
+      }
+      return results;
+    });
   },
 };
 
-/** Opens a scenario, converges the sample, runs `body`, closes. */
-async function withConverged<T>(
-  context: SuiteContext,
-  name: string,
-  body: (scenario: Scenario, converged: KubeObject) => Promise<T>,
-): Promise<T> {
-  const scenario = await Scenario.open(name, context.deps);
-  try {
-    await scenario.startWithSample();
-    return await body(scenario, await scenario.converge("convergence of the sample"));
-  } finally {
-    await scenario.close();
-  }
-}
-
 async function perturbOne(context: SuiteContext, target: DriftTarget): Promise<ScenarioResult> {
   const result = verdictFor(managedField, target.id, context.clock);
-  try {
-    return await withConverged(context, "drift-field", async (scenario) => {
-      const child = (await liveChildren(scenario)).find(
-        (c) => c.ref.kind === target.kind && normalisedName(c.ref) === target.name,
+  return inScenario(context, "drift-field", result, async (scenario) => {
+    await scenario.startWithSample();
+    await scenario.converge("convergence of the sample");
+    const child = (await liveChildren(scenario)).find(
+      (c) => c.ref.kind === target.kind && normalisedName(c.ref) === target.name,
+    );
+    if (!child)
+      throw new Inconclusive(
+        `${target.kind}/${target.name} does not exist in this scenario's converged state`,
       );
-      if (!child)
-        throw new Inconclusive(
-          `${target.kind}/${target.name} does not exist in this scenario's converged state`,
-        );
-      const live = await scenario.kit.get(child.ref);
-      if (!isDeepStrictEqual(valueAt(live, target.path), target.value)) {
-        throw new Inconclusive(
-          `${target.id} is ${JSON.stringify(valueAt(live, target.path))} here, not the reference's ${JSON.stringify(target.value)}`,
-        );
-      }
-      const nonce = randomBytes(4).toString("hex");
-      const mark = scenario.proxy.writeLog.lastSeq;
-      try {
-        await scenario.kit.patchJson(
-          child.ref,
-          driftPatch(target, live, {
-            annotation: [FOREIGN_ANNOTATION, nonce],
-            label: [FOREIGN_LABEL, nonce],
-          }),
-        );
-      } catch (error) {
-        throw new Inconclusive(
-          `the API server refused the perturbation of ${target.id}: ${describeError(error)}`,
-        );
-      }
-      const perturbedAt = context.clock.now();
-      const writesToIt = () =>
-        scenario
-          .operatorWrites({ after: mark })
-          .filter(
-            (e) => e.group === child.group && e.resource === child.resource && e.name === child.ref.name,
-          );
-      let repaired: KubeObject | { idle: true; value: unknown };
-      try {
-        repaired = await pollUntil<KubeObject | { idle: true; value: unknown }>(
-          async () => {
-            const now = await scenario.kit.tryGet(child.ref);
-            if (!now) return { done: false, reason: `${describeRef(child.ref)} is gone` };
-            const value = valueAt(now, target.path);
-            if (!isDeepStrictEqual(value, target.value)) {
-              if (
-                scenario.proxy.operatorIdleMs >= GIVE_UP_IDLE_MS &&
-                context.clock.now() - perturbedAt >= GIVE_UP_IDLE_MS
-              ) {
-                return { done: true, value: { idle: true, value } };
-              }
-              return { done: false, reason: `${formatPath(target.path)} is ${JSON.stringify(value)}` };
+    const live = await scenario.kit.get(child.ref);
+    if (!isDeepStrictEqual(valueAt(live, target.path), target.value)) {
+      throw new Inconclusive(
+        `${target.id} is ${JSON.stringify(valueAt(live, target.path))} here, not the reference's ${JSON.stringify(target.value)}`,
+      );
+    }
+    const nonce = randomBytes(4).toString("hex");
+    const mark = scenario.proxy.writeLog.lastSeq;
+    try {
+      await scenario.kit.patchJson(
+        child.ref,
+        driftPatch(target, live, {
+          annotation: [FOREIGN_ANNOTATION, nonce],
+          label: [FOREIGN_LABEL, nonce],
+        }),
+      );
+    } catch (error) {
+      throw new Inconclusive(
+        `the API server refused the perturbation of ${target.id}: ${describeError(error)}`,
+      );
+    }
+    const perturbedAt = context.clock.now();
+    const writesToIt = () =>
+      scenario
+        .operatorWrites({ after: mark })
+        .filter((e) => e.group === child.group && e.resource === child.resource && e.name === child.ref.name);
+    let repaired: KubeObject | { idle: true; value: unknown };
+    try {
+      repaired = await pollUntil<KubeObject | { idle: true; value: unknown }>(
+        async () => {
+          const now = await scenario.kit.tryGet(child.ref);
+          if (!now) return { done: false, reason: `${describeRef(child.ref)} is gone` };
+          const value = valueAt(now, target.path);
+          if (!isDeepStrictEqual(value, target.value)) {
+            if (
+              scenario.proxy.operatorIdleMs >= GIVE_UP_IDLE_MS &&
+              context.clock.now() - perturbedAt >= GIVE_UP_IDLE_MS
+            ) {
+              return { done: true, value: { idle: true, value } };
             }
-            const idle = Math.min(scenario.proxy.operatorIdleMs, context.clock.now() - perturbedAt);
-            return idle >= context.deps.contract.quietPeriodMs
-              ? { done: true, value: now }
-              : { done: false, reason: `restored; operator wrote ${idle} ms ago` };
-          },
+            return { done: false, reason: `${formatPath(target.path)} is ${JSON.stringify(value)}` };
+          }
+          const idle = Math.min(scenario.proxy.operatorIdleMs, context.clock.now() - perturbedAt);
+          return idle >= context.deps.contract.quietPeriodMs
+            ? { done: true, value: now }
+            : { done: false, reason: `restored; operator wrote ${idle} ms ago` };
+        },
+        {
+          description: `${target.id} to be repaired`,
+          timeoutMs: context.deps.contract.timeouts.convergeMs,
+          intervalMs: 100,
+          signal: context.deps.signal,
+        },
+      );
+    } catch (error) {
+      if (!(error instanceof PollTimeoutError)) throw error;
+      return result("failed", `not repaired within ${error.timeoutMs / 1000} s: ${error.lastReason}`, {
+        diffs: [
           {
-            description: `${target.id} to be repaired`,
-            timeoutMs: context.deps.contract.timeouts.convergeMs,
-            intervalMs: 100,
-            signal: context.deps.signal,
+            object: describeRef(child.ref),
+            path: formatPath(target.path),
+            expected: target.value,
+            actual: target.perturbed,
           },
-        );
-      } catch (error) {
-        if (!(error instanceof PollTimeoutError)) throw error;
-        return result("failed", `not repaired within ${error.timeoutMs / 1000} s: ${error.lastReason}`, {
+        ],
+        writes: writesToIt().map(writeEvidence),
+        operatorLog: await scenario.operator.logTail(10),
+      });
+    }
+    if ("idle" in repaired) {
+      return result(
+        "failed",
+        `not repaired: ${formatPath(target.path)} is still ${JSON.stringify(repaired.value)}, and the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the perturbation`,
+        {
           diffs: [
             {
               object: describeRef(child.ref),
               path: formatPath(target.path),
               expected: target.value,
-              actual: target.perturbed,
+              actual: repaired.value,
             },
           ],
           writes: writesToIt().map(writeEvidence),
           operatorLog: await scenario.operator.logTail(10),
-        });
-      }
-      if ("idle" in repaired) {
-        return result(
-          "failed",
-          `not repaired: ${formatPath(target.path)} is still ${JSON.stringify(repaired.value)}, and the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the perturbation`,
-          {
-            diffs: [
-              {
-                object: describeRef(child.ref),
-                path: formatPath(target.path),
-                expected: target.value,
-                actual: repaired.value,
-              },
-            ],
-            writes: writesToIt().map(writeEvidence),
-            operatorLog: await scenario.operator.logTail(10),
-          },
-        );
-      }
-      const effective = writesToIt().filter(
-        (e) => e.effect === "changed" || e.effect === "created" || e.effect === "deleted",
+        },
       );
-      const evidence = { writes: writesToIt().map(writeEvidence) };
-      if (repaired.metadata?.uid !== child.uid) {
-        return result(
-          "failed",
-          `repaired by recreating ${describeRef(child.ref)} (uid ${child.uid} -> ${repaired.metadata?.uid ?? "?"}), not by an update in place`,
-          evidence,
-        );
-      }
-      const lost = [
-        repaired.metadata?.annotations?.[FOREIGN_ANNOTATION] === nonce
-          ? undefined
-          : `annotation ${FOREIGN_ANNOTATION}`,
-        repaired.metadata?.labels?.[FOREIGN_LABEL] === nonce ? undefined : `label ${FOREIGN_LABEL}`,
-      ].filter((x): x is string => x !== undefined);
-      if (lost.length > 0)
-        return result("failed", `repaired, but another writer's ${lost.join(" and ")} was erased`, evidence);
-      if (effective.length > REPAIR_WRITE_BOUND) {
-        return result(
-          "failed",
-          `repaired with ${effective.length} effective writes to ${describeRef(child.ref)} (a repair takes at most ${REPAIR_WRITE_BOUND})`,
-          evidence,
-        );
-      }
+    }
+    const effective = writesToIt().filter(
+      (e) => e.effect === "changed" || e.effect === "created" || e.effect === "deleted",
+    );
+    const evidence = { writes: writesToIt().map(writeEvidence) };
+    if (repaired.metadata?.uid !== child.uid) {
       return result(
-        "passed",
-        `repaired in place by ${effective.length} write(s); foreign metadata kept`,
+        "failed",
+        `repaired by recreating ${describeRef(child.ref)} (uid ${child.uid} -> ${repaired.metadata?.uid ?? "?"}), not by an update in place`,
         evidence,
       );
-    });
-  } catch (error) {
-    if (error instanceof Inconclusive)
+    }
+    const lost = [
+      repaired.metadata?.annotations?.[FOREIGN_ANNOTATION] === nonce
+        ? undefined
+        : `annotation ${FOREIGN_ANNOTATION}`,
+      repaired.metadata?.labels?.[FOREIGN_LABEL] === nonce ? undefined : `label ${FOREIGN_LABEL}`,
+    ].filter((x): x is string => x !== undefined);
+    if (lost.length > 0)
+      return result("failed", `repaired, but another writer's ${lost.join(" and ")} was erased`, evidence);
+    if (effective.length > REPAIR_WRITE_BOUND) {
       return result(
-        "inconclusive",
-        error.message,
-        error.notes.length > 0 ? { notes: error.notes } : undefined,
+        "failed",
+        `repaired with ${effective.length} effective writes to ${describeRef(child.ref)} (a repair takes at most ${REPAIR_WRITE_BOUND})`,
+        evidence,
       );
-    if (context.deps.signal.aborted) throw error;
-    return result("inconclusive", `the scenario could not run: ${describeError(error)}`);
-  }
+    }
+    return result(
+      "passed",
+      `repaired in place by ${effective.length} write(s); foreign metadata kept`,
+      evidence,
+    );
+  });
 }
 
 async function deleteOne(
@@ -267,91 +237,87 @@ async function deleteOne(
 ): Promise<ScenarioResult> {
   const name = `${reference.ref.kind}/${normalisedName(reference.ref)}`;
   const result = verdictFor(deletedChild, name, context.clock);
-  try {
-    return await withConverged(context, "drift-deleted", async (scenario) => {
-      const child = (await liveChildren(scenario)).find(
-        (c) => c.ref.kind === reference.ref.kind && normalisedName(c.ref) === normalisedName(reference.ref),
-      );
-      if (!child) throw new Inconclusive(`${name} does not exist in this scenario's converged state`);
-      const mark = scenario.proxy.writeLog.lastSeq;
-      try {
-        await scenario.kit.delete(child.ref, { propagationPolicy: "Background" });
-      } catch (error) {
-        throw new Inconclusive(`the API server refused the deletion of ${name}: ${describeError(error)}`);
-      }
-      const deletedAt = context.clock.now();
-      const mine = targets.filter(
-        (t) => t.kind === reference.ref.kind && t.name === normalisedName(reference.ref),
-      );
-      try {
-        const recreated = await pollUntil<KubeObject | { idle: true }>(
-          async () => {
-            const now = await scenario.kit.tryGet(child.ref);
-            if (!now || now.metadata?.uid === child.uid || now.metadata?.deletionTimestamp) {
-              if (
-                scenario.proxy.operatorIdleMs >= GIVE_UP_IDLE_MS &&
-                context.clock.now() - deletedAt >= GIVE_UP_IDLE_MS
-              ) {
-                return { done: true, value: { idle: true } };
-              }
-              return { done: false, reason: `${name} not recreated yet` };
+  return inScenario(context, "drift-deleted", result, async (scenario) => {
+    await scenario.startWithSample();
+    await scenario.converge("convergence of the sample");
+    const child = (await liveChildren(scenario)).find(
+      (c) => c.ref.kind === reference.ref.kind && normalisedName(c.ref) === normalisedName(reference.ref),
+    );
+    if (!child) throw new Inconclusive(`${name} does not exist in this scenario's converged state`);
+    const mark = scenario.proxy.writeLog.lastSeq;
+    try {
+      await scenario.kit.delete(child.ref, { propagationPolicy: "Background" });
+    } catch (error) {
+      throw new Inconclusive(`the API server refused the deletion of ${name}: ${describeError(error)}`);
+    }
+    const deletedAt = context.clock.now();
+    const mine = targets.filter(
+      (t) => t.kind === reference.ref.kind && t.name === normalisedName(reference.ref),
+    );
+    try {
+      const recreated = await pollUntil<KubeObject | { idle: true }>(
+        async () => {
+          const now = await scenario.kit.tryGet(child.ref);
+          if (!now || now.metadata?.uid === child.uid || now.metadata?.deletionTimestamp) {
+            if (
+              scenario.proxy.operatorIdleMs >= GIVE_UP_IDLE_MS &&
+              context.clock.now() - deletedAt >= GIVE_UP_IDLE_MS
+            ) {
+              return { done: true, value: { idle: true } };
             }
-            const idle = Math.min(scenario.proxy.operatorIdleMs, context.clock.now() - deletedAt);
-            return idle >= context.deps.contract.quietPeriodMs
-              ? { done: true, value: now }
-              : { done: false, reason: `recreated; operator wrote ${idle} ms ago` };
-          },
+            return { done: false, reason: `${name} not recreated yet` };
+          }
+          const idle = Math.min(scenario.proxy.operatorIdleMs, context.clock.now() - deletedAt);
+          return idle >= context.deps.contract.quietPeriodMs
+            ? { done: true, value: now }
+            : { done: false, reason: `recreated; operator wrote ${idle} ms ago` };
+        },
+        {
+          description: `${name} to be recreated`,
+          timeoutMs: context.deps.contract.timeouts.convergeMs,
+          intervalMs: 100,
+          signal: context.deps.signal,
+        },
+      );
+      if ("idle" in recreated) {
+        return result(
+          "failed",
+          `not recreated: the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the deletion`,
           {
-            description: `${name} to be recreated`,
-            timeoutMs: context.deps.contract.timeouts.convergeMs,
-            intervalMs: 100,
-            signal: context.deps.signal,
+            writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
+            operatorLog: await scenario.operator.logTail(10),
           },
         );
-        if ("idle" in recreated) {
-          return result(
-            "failed",
-            `not recreated: the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the deletion`,
-            {
-              writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
-              operatorLog: await scenario.operator.logTail(10),
-            },
-          );
-        }
-        const diffs = mine
-          .filter((t) => !isDeepStrictEqual(valueAt(recreated, t.path), t.value))
-          .map((t) => ({
-            object: name,
-            path: formatPath(t.path),
-            expected: t.value,
-            actual: valueAt(recreated, t.path),
-          }));
-        const evidence = {
-          writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
-          ...(diffs.length > 0 ? { diffs } : {}),
-        };
-        return diffs.length > 0
-          ? result(
-              "failed",
-              `recreated, but ${diffs.length} managed field(s) differ from the reference`,
-              evidence,
-            )
-          : result(
-              "passed",
-              `recreated (uid ${recreated.metadata?.uid ?? "?"}) as the reference has it`,
-              evidence,
-            );
-      } catch (error) {
-        if (!(error instanceof PollTimeoutError)) throw error;
-        return result("failed", `not recreated within ${error.timeoutMs / 1000} s`, {
-          writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
-          operatorLog: await scenario.operator.logTail(10),
-        });
       }
-    });
-  } catch (error) {
-    if (error instanceof Inconclusive) return result("inconclusive", error.message);
-    if (context.deps.signal.aborted) throw error;
-    return result("inconclusive", `the scenario could not run: ${describeError(error)}`);
-  }
+      const diffs = mine
+        .filter((t) => !isDeepStrictEqual(valueAt(recreated, t.path), t.value))
+        .map((t) => ({
+          object: name,
+          path: formatPath(t.path),
+          expected: t.value,
+          actual: valueAt(recreated, t.path),
+        }));
+      const evidence = {
+        writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
+        ...(diffs.length > 0 ? { diffs } : {}),
+      };
+      return diffs.length > 0
+        ? result(
+            "failed",
+            `recreated, but ${diffs.length} managed field(s) differ from the reference`,
+            evidence,
+          )
+        : result(
+            "passed",
+            `recreated (uid ${recreated.metadata?.uid ?? "?"}) as the reference has it`,
+            evidence,
+          );
+    } catch (error) {
+      if (!(error instanceof PollTimeoutError)) throw error;
+      return result("failed", `not recreated within ${error.timeoutMs / 1000} s`, {
+        writes: scenario.operatorWrites({ after: mark }).map(writeEvidence),
+        operatorLog: await scenario.operator.logTail(10),
+      });
+    }
+  });
 }
