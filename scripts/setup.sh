@@ -4,6 +4,7 @@
 #     the cache (hack/kube-binaries/build.sh; needs Go), and the example
 #     operator (examples/webapp-operator/build.sh): Go builds, started first
 #     and run in the background, since they take the longest
+#   - actionlint, the workflow linter the tests use (hack/actionlint/build.sh)
 #   - meanwhile Node.js 24 (from the npm registry when the machine's Node is
 #     older) and the npm dependencies (npm ci, skipped while package-lock.json
 #     is unchanged), which mostly wait on the network
@@ -25,6 +26,9 @@ bash hack/kube-binaries/build.sh &
 rc_kube_pid=$!
 bash examples/webapp-operator/build.sh >"$rc_operator_path" &
 rc_operator_pid=$!
+# The workflow linter the tests run on .github/workflows (seconds; once per machine).
+bash hack/actionlint/build.sh >/dev/null &
+rc_actionlint_pid=$!
 
 rc_ensure_node
 echo "setup: node $(node --version), npm $(npm --version)"
@@ -40,6 +44,7 @@ fi
 rc_setup_failed=0
 wait "$rc_kube_pid" || rc_setup_failed=1
 wait "$rc_operator_pid" || rc_setup_failed=1
+wait "$rc_actionlint_pid" || rc_setup_failed=1
 [[ $rc_setup_failed == 0 ]] && echo "setup: example operator at $(cat "$rc_operator_path")"
 rm -f "$rc_operator_path"
 [[ $rc_setup_failed == 0 ]] || { echo "setup: a build failed (above)" >&2; exit 1; }

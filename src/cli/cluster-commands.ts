@@ -1,3 +1,4 @@
+import { handOverCluster } from "../cleanup/ownership.js";
 import { createProvider, parseClusterConfig, type ClusterSettings } from "../cluster/index.js";
 import { ExitCode, UsageError } from "../errors.js";
 import { parseFlags } from "./arguments.js";
@@ -33,6 +34,8 @@ export async function clusterCreate(args: string[], context: CommandContext): Pr
   const config = parseClusterConfig(settingsFrom(args, "cluster create"), context.environment);
   const provider = createProvider(config, context);
   const access = await provider.create({ signal: context.signal });
+  // It outlives this process on purpose: the user's now, removed by `cluster delete`, no leftover for `clean`.
+  await handOverCluster(config);
   context.logger.info(
     `cluster ready: provider ${access.provider}, context ${access.context}, API ${access.apiServerUrl}`,
   );

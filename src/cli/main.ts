@@ -5,6 +5,9 @@ import { consoleLogger, type Logger } from "../util/logger.js";
 import { parseFlags } from "./arguments.js";
 import { clusterCreate, clusterDelete, clusterFlags } from "./cluster-commands.js";
 import { doctor } from "./doctor.js";
+import { cleanCommand } from "./clean-command.js";
+import { initCommand } from "./init-command.js";
+import { mergeCommand } from "./merge-command.js";
 import { runCommand } from "./run-command.js";
 import { VERSION } from "../version.js";
 
@@ -26,18 +29,36 @@ export interface CommandContext extends CliDeps {
 const USAGE = `reconcile-conformance ${VERSION}: tests that a Kubernetes operator's reconcile loop is safe to run again.
 
 Usage:
+  reconcile-conformance init [--dir D] [--crds DIR] [--sample FILE] [--output F] [--command "..."]
+                             [--schema URL]
+      Write a starter contract for the operator in D (default .) to F (default
+      D/reconcile-conformance.yaml; never overwritten). Finds the kubebuilder layout:
+      config/crd/bases (CRDs), config/samples (a sample of a kind they serve), cmd/main.go
+      or main.go (run with \`go run\`; its namespace flag or WATCH_NAMESPACE sets
+      operator.namespaced). --command gives the operator's command line instead.
   reconcile-conformance run [--config F] [--cluster kwok|kind|existing] [--suite a,b] [--check ID]
-                            [--report-dir D] [--strict] [--keep] [--parallel N]
+                            [--report-dir D] [--summary F] [--strict] [--keep] [--parallel N]
+                            [--shard i/n]
       Run the contract's conformance checks on the operator (default contract:
-      ./reconcile-conformance.yaml; report: ./reconcile-conformance-report/report.json).
+      ./reconcile-conformance.yaml). Report files in --report-dir (default
+      ./reconcile-conformance-report): report.json, junit.xml, summary.md (Markdown,
+      also written to --summary F), and per scenario its write log and operator logs.
       --strict makes SHOULD checks fail the run; --keep leaves the cluster and the
       namespaces of a run that did not pass for inspection; --parallel N runs up to N
       scenarios side by side (default 4 when the contract sets operator.namespaced,
-      which it needs; otherwise 1).
+      which it needs; otherwise 1); --shard i/n runs the i-th of n deterministic shares
+      of the scenarios (one per job of a workflow matrix; join them with merge).
+  reconcile-conformance merge [--report-dir D] [--summary F] REPORT.json...
+      Join the report.json of every shard of a run into one verdict (the same files).
   reconcile-conformance cluster create [--provider kwok|kind|existing] [--name NAME] [options]
       Start a cluster and print the path of its kubeconfig as the last line of stdout.
   reconcile-conformance cluster delete [--provider kwok|kind] [--name NAME]
       Stop a cluster the kit created and remove its files.
+  reconcile-conformance clean [--all] [--dry-run]
+      Remove what kits that died before cleaning up left running: clusters and operator
+      processes whose owning kit process is gone (every run says at its start when it
+      finds some). --all removes every cluster and operator of the kit in this cache,
+      also those of kits still running; --dry-run only lists.
   reconcile-conformance doctor
       Show what is installed, what is missing and how to get it.
 
@@ -70,6 +91,9 @@ export async function main(args: string[], deps: CliDeps): Promise<ExitCode> {
       return ExitCode.ok;
     }
     if (command === "run") return await runCommand(args.slice(1), context);
+    if (command === "merge") return await mergeCommand(args.slice(1), context);
+    if (command === "init") return await initCommand(args.slice(1), context);
+    if (command === "clean") return await cleanCommand(args.slice(1), context);
     if (command === "cluster") {
       if (subcommand === "create") return await clusterCreate(rest, context);
       if (subcommand === "delete") return await clusterDelete(rest, context);

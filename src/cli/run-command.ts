@@ -1,13 +1,11 @@
-import { randomBytes } from "node:crypto";
-import { resolve } from "node:path";
-import { parseClusterConfig } from "../cluster/index.js";
-import { loadContract } from "../contract/load-contract.js";
+import { reportLeftovers } from "../cleanup/leftovers.js";
 import { ExitCode, UsageError } from "../errors.js";
 import { consoleProgress, renderSummary } from "../report/console-reporter.js";
 import { StatusLine } from "../report/status-line.js";
-import { writeJsonReport } from "../report/json-report.js";
+import { writeReportFiles } from "../report/report-files.js";
 import { exitCodeOfReport } from "../report/report-model.js";
 import { runKit } from "../runner/run-kit.js";
+import { prepareRun } from "../runner/run-options.js";
 import { systemClock } from "../util/clock.js";
 import { parseFlags } from "./arguments.js";
 import { clusterFlags } from "./cluster-commands.js";
@@ -16,12 +14,14 @@ import type { CommandContext } from "./main.js";
 export const runFlags = {
   config: { type: "string" },
   cluster: { type: "string" },
-  suite: { type: "string" },
+  suite: { type: "string", multiple: true },
   check: { type: "string", multiple: true },
   "report-dir": { type: "string" },
+  summary: { type: "string" },
   strict: { type: "boolean" },
   keep: { type: "boolean" },
   parallel: { type: "string" },
+  shard: { type: "string" },
   name: clusterFlags.name,
   "bin-dir": clusterFlags["bin-dir"],
   "node-image": clusterFlags["node-image"],
@@ -30,75 +30,54 @@ export const runFlags = {
   verbose: clusterFlags.verbose,
 } as const;
 
-/** `run`: the contract's suites against a cluster; the verdicts on stderr and in report.json. */
+/** `run`: the contract's suites against a cluster; the verdicts on stderr, the report files in --report-dir. */
 export async function runCommand(args: string[], context: CommandContext): Promise<ExitCode> {
   const { values, positionals } = parseFlags(args, runFlags, "run");
   if (positionals.length > 0) {
     throw new UsageError("cli/unexpected-argument", `run: unexpected argument "${positionals[0]}"`);
   }
-  const contract = await loadContract(values.config ?? "reconcile-conformance.yaml");
-  const cluster = parseClusterConfig(
+  const prepared = await prepareRun(
     {
-      provider: values.cluster,
-      // A cluster of its own per run unless named: two runs side by side never share one.
-      name: values.name ?? `rc-run-${randomBytes(3).toString("hex")}`,
-      binDir: values["bin-dir"],
-      nodeImage: values["node-image"],
-      kubeconfig: values.kubeconfig,
-      context: values.context,
+      ...(values.config === undefined ? {} : { config: values.config }),
+      cluster: {
+        provider: values.cluster,
+        name: values.name,
+        binDir: values["bin-dir"],
+        nodeImage: values["node-image"],
+        kubeconfig: values.kubeconfig,
+        context: values.context,
+      },
+      ...(values.suite ? { suites: values.suite } : {}),
+      ...(values.check ? { checks: values.check } : {}),
+      ...(values["report-dir"] === undefined ? {} : { reportDir: values["report-dir"] }),
+      ...(values.summary === undefined ? {} : { summaryFile: values.summary }),
+      strict: values.strict ?? false,
+      keep: values.keep ?? false,
+      ...(values.parallel === undefined ? {} : { parallel: values.parallel }),
+      ...(values.shard === undefined ? {} : { shard: values.shard }),
     },
     context.environment,
   );
-  const reportDir = resolve(values["report-dir"] ?? "reconcile-conformance-report");
-  const parallel = values.parallel === undefined ? undefined : Number(values.parallel);
-  if (parallel !== undefined && (!Number.isInteger(parallel) || parallel < 1)) {
-    throw new UsageError(
-      "cli/invalid-parallel",
-      `run: --parallel ${values.parallel}: expected a whole number >= 1`,
-    );
-  }
+  await reportLeftovers(context.environment, context.logger);
   // A spinner line only on a terminal; CI logs get the same plain lines without it.
   const status = StatusLine.start(context.stderr, { clock: systemClock, env: context.environment.env });
   let report;
   try {
-    report = await runKit(
-      {
-        contract,
-        cluster,
-        ...(values.suite
-          ? {
-              suites: values.suite
-                .split(",")
-                .map((s) => s.trim())
-                .filter(Boolean),
-            }
-          : {}),
-        ...(values.check
-          ? {
-              checks: values.check
-                .flatMap((c) => c.split(","))
-                .map((c) => c.trim())
-                .filter(Boolean),
-            }
-          : {}),
-        strict: values.strict ?? false,
-        keep: values.keep ?? false,
-        ...(parallel === undefined ? {} : { parallel }),
-        workDir: resolve(reportDir, "scenarios"),
-      },
-      {
-        runner: context.runner,
-        logger: context.logger,
-        signal: context.signal,
-        clock: systemClock,
-        progress: consoleProgress(context.stderr, systemClock, status),
-      },
-    );
+    report = await runKit(prepared.config, {
+      runner: context.runner,
+      logger: context.logger,
+      signal: context.signal,
+      clock: systemClock,
+      progress: consoleProgress(context.stderr, systemClock, status),
+    });
   } finally {
     status?.stop();
   }
   context.stderr.write(renderSummary(report));
-  const path = await writeJsonReport(report, reportDir);
-  context.stderr.write(`report: ${path}\n`);
+  const files = await writeReportFiles(report, prepared.reportDir, {
+    ...(prepared.summaryFile ? { summaryFile: prepared.summaryFile } : {}),
+  });
+  context.stderr.write(`report: ${files.json} (also ${files.junit}, ${files.summary})\n`);
+  if (prepared.summaryFile) context.stderr.write(`summary: ${prepared.summaryFile}\n`);
   return exitCodeOfReport(report);
 }

@@ -30,6 +30,13 @@ export interface KindClusterConfig {
   readonly nodeImage?: string;
   /** Where kind writes the cluster's kubeconfig (never the user's ~/.kube/config). */
   readonly kubeconfigPath: string;
+  /**
+   * Where the kit records which kit process started the cluster, so a kit
+   * killed mid-run leaves a trace for `clean` (src/cleanup/ownership.ts).
+   * parseClusterConfig puts it in the cache; a config built by hand without
+   * it keeps no record.
+   */
+  readonly recordDir?: string;
 }
 
 /** A cluster somebody else runs; the kit never deletes it. */
@@ -70,6 +77,20 @@ export function cacheRoot(environment: ClusterEnvironment): string {
   );
 }
 
+/** kwokctl's work directory (KWOK_WORKDIR) for every kwok cluster the kit starts. */
+export function kwokWorkDir(environment: ClusterEnvironment): string {
+  return join(cacheRoot(environment), "kwok");
+}
+
+/**
+ * Where the kit records who started each kind cluster: kind keeps its
+ * clusters in Docker, so the kit's cache is the only place that knows which
+ * of them are the kit's.
+ */
+export function kindRecordDir(environment: ClusterEnvironment): string {
+  return join(cacheRoot(environment), "kind", "owners");
+}
+
 /** Where hack/kube-binaries/build.sh puts the binaries (same rule as the script). */
 export function defaultKubeBinDir(environment: ClusterEnvironment): string {
   return (
@@ -83,7 +104,7 @@ export function processEnvironment(): ClusterEnvironment {
 
 // kwokctl and kind use the name in file paths, process names and container
 // names; a DNS label is safe in all of them.
-const NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
+export const CLUSTER_NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
 
 /**
  * Validates raw settings into a ClusterConfig. Errors name the setting and the
@@ -98,7 +119,7 @@ export function parseClusterConfig(
   const provider = settings.provider ?? "kwok";
   const name = settings.name ?? DEFAULT_CLUSTER_NAME;
   const requireName = () => {
-    if (!NAME_PATTERN.test(name)) {
+    if (!CLUSTER_NAME_PATTERN.test(name)) {
       throw new UsageError(
         "config/invalid-name",
         `${flag("name")} "${name}" is not a valid cluster name: use 1-40 lowercase letters, digits and '-', starting and ending with a letter or digit`,
@@ -124,7 +145,7 @@ export function parseClusterConfig(
         provider,
         name,
         binDir: settings.binDir ?? defaultKubeBinDir(environment),
-        workDir: join(cacheRoot(environment), "kwok"),
+        workDir: kwokWorkDir(environment),
       };
     case "kind":
       requireName();
@@ -135,6 +156,7 @@ export function parseClusterConfig(
         name,
         ...(settings.nodeImage === undefined ? {} : { nodeImage: settings.nodeImage }),
         kubeconfigPath: settings.kubeconfig ?? join(cacheRoot(environment), "kind", `${name}.kubeconfig`),
+        recordDir: kindRecordDir(environment),
       };
     case "existing": {
       reject("nodeImage", "node-image");

@@ -1,5 +1,12 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import {
+  currentOwner,
+  kindRecordPath,
+  OWNER_RECORD_ENV,
+  removeRecord,
+  writeRecord,
+} from "../cleanup/ownership.js";
 import { InfrastructureError, throwIfAborted, UsageError } from "../errors.js";
 import { KubeClient } from "../kube/kube-client.js";
 import { findExecutable, tailLines, type CommandRunner } from "../process/command-runner.js";
@@ -46,11 +53,25 @@ export class KindProvider implements ClusterProvider {
       );
     }
     await mkdir(dirname(this.config.kubeconfigPath), { recursive: true });
+    // Before kind starts: a kit killed with SIGKILL from here on leaves this record behind,
+    // naming a dead owner, and `clean` finds the cluster by it.
+    const recordPath = this.recordPath;
+    if (recordPath !== undefined) {
+      await writeRecord(recordPath, {
+        version: 1,
+        kind: "kind-cluster",
+        name: this.config.name,
+        owner: currentOwner(),
+        createdAt: new Date().toISOString(),
+        kubeconfigPath: this.config.kubeconfigPath,
+      });
+    }
     this.deps.logger.info(
       `kind: creating cluster "${this.config.name}" (this pulls the node image on first use)`,
     );
     try {
       const created = await this.deps.runner.run([kind, ...kindCreateArgs(this.config)], {
+        ...(recordPath === undefined ? {} : { env: { [OWNER_RECORD_ENV]: recordPath } }),
         signal,
         onStderrLine: (line) => this.deps.logger.info(`kind: ${line.trim()}`),
       });
@@ -88,6 +109,14 @@ export class KindProvider implements ClusterProvider {
         tailLines(result.stderr, 10),
       );
     }
+    if (this.recordPath !== undefined) await removeRecord(this.recordPath);
+  }
+
+  /** Which kit process started this cluster (src/cleanup/ownership.ts); undefined when the config keeps no record. */
+  get recordPath(): string | undefined {
+    return this.config.recordDir === undefined
+      ? undefined
+      : kindRecordPath(this.config.recordDir, this.config.name);
   }
 
   async collectLogs(directory: string): Promise<string[]> {

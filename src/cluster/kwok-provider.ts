@@ -2,13 +2,23 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify as stringifyYaml } from "yaml";
+import {
+  currentOwner,
+  kwokRecordPath,
+  ownerRecordEnvEntry,
+  OWNER_RECORD_ENV,
+  removeRecord,
+  writeRecord,
+} from "../cleanup/ownership.js";
 import { pathExists } from "../util/files.js";
 import { describeError, InfrastructureError, UsageError, throwIfAborted } from "../errors.js";
 import { KubeClient } from "../kube/kube-client.js";
 import { tailLines, type CommandRunner } from "../process/command-runner.js";
 import {
   findProcessesByArgument,
+  findProcessesByEnvironment,
   isProcessAlive,
+  processCommandLine,
   signalProcess,
   waitForExit,
 } from "../process/process-table.js";
@@ -107,6 +117,11 @@ export class KwokProvider implements ClusterProvider {
     return join(this.clusterDir, "kubeconfig.yaml");
   }
 
+  /** Which kit process started this cluster (src/cleanup/ownership.ts); beside kwokctl's clusters/, not in it. */
+  get recordPath(): string {
+    return kwokRecordPath(this.config.workDir, this.config.name);
+  }
+
   async create(options: CreateOptions = {}): Promise<ClusterAccess> {
     const { signal } = options;
     const started = Date.now();
@@ -117,6 +132,16 @@ export class KwokProvider implements ClusterProvider {
         `kwok cluster "${this.config.name}" already exists (${this.clusterDir}); delete it first: reconcile-conformance cluster delete --name ${this.config.name}`,
       );
     }
+    // Before anything starts: a kit killed with SIGKILL from here on leaves this record behind,
+    // naming a dead owner, and `clean` finds the cluster by it.
+    await writeRecord(this.recordPath, {
+      version: 1,
+      kind: "kwok-cluster",
+      name: this.config.name,
+      owner: currentOwner(),
+      createdAt: new Date().toISOString(),
+      binDir: this.config.binDir,
+    });
     // An abort kills kwokctl or ends a wait, which lands in the catch below.
     try {
       throwIfAborted(signal, "kwok cluster create");
@@ -154,13 +179,22 @@ export class KwokProvider implements ClusterProvider {
   async delete(): Promise<void> {
     // Read pids first: kwokctl removes the directory that records them.
     const pids = await this.processIds();
-    if (pids.length === 0 && !(await pathExists(this.clusterDir))) return;
+    if (pids.length === 0 && !(await pathExists(this.clusterDir))) {
+      await removeRecord(this.recordPath);
+      return;
+    }
     this.deps.logger.info(`kwok: deleting cluster "${this.config.name}"`);
-    const result = await this.kwokctl(["delete", "cluster", "--name", this.config.name]);
-    if (result.exitCode !== 0) {
-      this.deps.logger.warn(
-        `kwokctl delete cluster exited with ${result.exitCode}: ${tailLines(result.stderr, 3).join(" | ")}`,
-      );
+    // Whatever kwokctl makes of it (a missing binary, a half-created cluster it does not know),
+    // the processes are stopped and the directory removed below.
+    try {
+      const result = await this.kwokctl(["delete", "cluster", "--name", this.config.name]);
+      if (result.exitCode !== 0) {
+        this.deps.logger.warn(
+          `kwokctl delete cluster exited with ${result.exitCode}: ${tailLines(result.stderr, 3).join(" | ")}`,
+        );
+      }
+    } catch (error) {
+      this.deps.logger.warn(`kwokctl delete cluster failed: ${describeError(error)}`);
     }
     // kwokctl sends SIGTERM and does not wait; make sure nothing it started outlives us.
     const survivors = await this.stopProcesses(pids);
@@ -171,6 +205,7 @@ export class KwokProvider implements ClusterProvider {
       );
     }
     await rm(this.clusterDir, { recursive: true, force: true });
+    await removeRecord(this.recordPath);
   }
 
   async collectLogs(directory: string): Promise<string[]> {
@@ -187,19 +222,27 @@ export class KwokProvider implements ClusterProvider {
   }
 
   /**
-   * The cluster's processes: those kwokctl recorded in pids/, and any other
-   * live process whose command line points into the cluster's directory (one
-   * kwokctl started but had not recorded when it was interrupted).
+   * The cluster's processes: those kwokctl recorded in pids/, any other live
+   * process whose command line points into the cluster's directory (one
+   * kwokctl started but had not recorded when it was interrupted), and any
+   * that carries the cluster's ownership mark (a kwokctl of the kit still at
+   * work on it).
    */
   async processIds(): Promise<number[]> {
     const pidsDir = join(this.clusterDir, "pids");
     const files = await readdir(pidsDir).catch(() => [] as string[]);
     const pids = new Set<number>();
+    const fragment = `${this.clusterDir}/`;
     for (const file of files) {
       const pid = Number.parseInt((await readFile(join(pidsDir, file), "utf8")).trim(), 10);
-      if (Number.isInteger(pid) && pid > 0) pids.add(pid);
+      if (!Number.isInteger(pid) || pid <= 0) continue;
+      // A pid file outlives its process: after a reboot its pid may be anybody's. Where the
+      // command line can be read, only a process still pointing into the cluster counts.
+      const commandLine = processCommandLine(pid);
+      if (commandLine === undefined || commandLine.includes(fragment)) pids.add(pid);
     }
-    for (const pid of findProcessesByArgument(`${this.clusterDir}/`)) pids.add(pid);
+    for (const pid of findProcessesByArgument(fragment)) pids.add(pid);
+    for (const pid of findProcessesByEnvironment(ownerRecordEnvEntry(this.recordPath))) pids.add(pid);
     return [...pids];
   }
 
@@ -303,7 +346,8 @@ export class KwokProvider implements ClusterProvider {
 
   private kwokctl(args: string[], signal?: AbortSignal) {
     return this.deps.runner.run([join(this.config.binDir, "kwokctl"), ...args], {
-      env: kwokctlEnv(this.config),
+      // The mark passes from kwokctl to every component it starts.
+      env: { ...kwokctlEnv(this.config), [OWNER_RECORD_ENV]: this.recordPath },
       signal,
       onStderrLine: (line) => this.deps.logger.debug(`kwokctl: ${line}`),
     });

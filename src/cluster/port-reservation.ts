@@ -1,11 +1,9 @@
 import { randomBytes, randomInt } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { createConnection, createServer, type Server } from "node:net";
-import { hostname } from "node:os";
 import { dirname, join } from "node:path";
+import { currentOwner, ownerState, type ProcessOwner } from "../cleanup/ownership.js";
 import { describeError, InfrastructureError } from "../errors.js";
-import { isProcessAlive } from "../process/process-table.js";
 import { pollUntil, PollTimeoutError, type PollResult } from "../util/poll.js";
 
 /**
@@ -189,12 +187,12 @@ export async function waitForListening(
   );
 }
 
-/** Who holds a lock; written as JSON into the lock directory. */
-export interface LockOwner {
-  readonly pid: number;
-  readonly hostname: string;
-  /** The holder's start time (/proc/<pid>/stat), so a pid reused after a crash or a container restart is not mistaken for the holder. */
-  readonly startTime?: string;
+/**
+ * Who holds a lock; written as JSON into the lock directory. The holder is a
+ * ProcessOwner, with its start time, so a pid reused after a crash or a
+ * container restart is not mistaken for the holder.
+ */
+export interface LockOwner extends ProcessOwner {
   /** Unique per acquisition, so a release or a stale-lock removal only ever touches the lock it looked at. */
   readonly token: string;
   readonly acquiredAt: string;
@@ -241,11 +239,8 @@ const UNOWNED_STALE_MS = 30_000;
  * lock and who holds it.
  */
 export async function acquireLock(path: string, options: LockOptions): Promise<HeldLock> {
-  const startTime = processStartTime(process.pid);
   const owner: LockOwner = {
-    pid: process.pid,
-    hostname: hostname(),
-    ...(startTime === undefined ? {} : { startTime }),
+    ...currentOwner(),
     token: randomBytes(8).toString("hex"),
     acquiredAt: new Date().toISOString(),
     purpose: options.purpose,
@@ -419,25 +414,11 @@ export async function readOwner(path: string): Promise<LockOwner | undefined> {
  * nothing here.
  */
 export function isStale(owner: LockOwner): boolean {
-  if (owner.hostname !== hostname()) return false;
-  if (!isProcessAlive(owner.pid)) return true;
-  const startTime = processStartTime(owner.pid);
-  return owner.startTime !== undefined && startTime !== undefined && startTime !== owner.startTime;
+  return ownerState(owner) === "gone";
 }
 
 function describeOwner(owner: LockOwner): string {
   return `pid ${owner.pid} on ${owner.hostname} (${owner.purpose}) since ${owner.acquiredAt}`;
-}
-
-/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot (Linux only). */
-function processStartTime(pid: number): string | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name is parenthesised and may contain spaces; field 3 follows it.
-    return text.slice(text.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
 }
 
 function formatDuration(ms: number): string {

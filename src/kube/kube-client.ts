@@ -5,6 +5,7 @@ import { readStream } from "../util/streams.js";
 import { ApiError, isNotFound } from "./api-errors.js";
 import { ApiServerConnection } from "./api-server-connection.js";
 import { PATCH_CONTENT_TYPES, type PatchType } from "./patch-types.js";
+import { registerSecret } from "../util/secrets.js";
 
 export type { PatchType } from "./patch-types.js";
 
@@ -95,6 +96,8 @@ export class KubeClient {
       }
       config.setCurrentContext(context);
     }
+    const user = config.getCurrentUser();
+    for (const secret of [user?.token, user?.keyData, user?.password]) registerSecret(secret);
     return new KubeClient(config);
   }
 

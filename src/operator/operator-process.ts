@@ -2,6 +2,17 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import {
+  currentOwner,
+  describeProcess,
+  newOperatorRecordId,
+  operatorRecordDir,
+  OWNER_RECORD_ENV,
+  removeRecord,
+  writeRecord,
+  type OperatorRecord,
+} from "../cleanup/ownership.js";
+import { processEnvironment } from "../cluster/cluster-config.js";
 import { AbortedError, describeError, InfrastructureError } from "../errors.js";
 import { isNotFound } from "../kube/api-errors.js";
 import type { KubeClient } from "../kube/kube-client.js";
@@ -40,6 +51,13 @@ export interface OperatorProcessOptions {
   readonly startTimeoutMs?: number;
   readonly stopGraceMs?: number;
   readonly logger?: Logger;
+  /**
+   * Where each run's ownership record goes (src/cleanup/ownership.ts), so
+   * a kit killed with SIGKILL leaves a trace of the operator for `clean`.
+   * Default: the operators/ directory of the kit's cache, as this process's
+   * environment names it.
+   */
+  readonly recordDir?: string;
 }
 
 /**
@@ -53,6 +71,8 @@ export class OperatorProcess {
   private exited: Promise<void> = Promise.resolve();
   private runs = 0;
   private kubeconfigPath: string | undefined;
+  /** The ownership record of the current run's process group, until the group is stopped. */
+  private recordPath: string | undefined;
   readonly logFiles: string[] = [];
 
   constructor(private readonly options: OperatorProcessOptions) {
@@ -76,6 +96,8 @@ export class OperatorProcess {
   /** Starts a run and resolves once the operator listed or watched the custom resource. */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.running) throw new Error("operator already running");
+    // A previous run that ended by itself (not stopped) still has its record.
+    await this.forgetRun();
     const { command, proxy, workDir } = this.options;
     await mkdir(workDir, { recursive: true });
     this.kubeconfigPath ??= await proxy.writeKubeconfig(join(workDir, "operator.kubeconfig"));
@@ -84,6 +106,24 @@ export class OperatorProcess {
     const requestsBefore = proxy.operatorRequestCount;
     const logFile = join(workDir, `operator-${this.runs}.log`);
     this.logFiles.push(logFile);
+    // Before the spawn: a kit killed from here on leaves the record behind, naming a dead owner.
+    const recordId = newOperatorRecordId();
+    const recordPath = join(
+      this.options.recordDir ?? operatorRecordDir(processEnvironment()),
+      `${recordId}.json`,
+    );
+    const record: OperatorRecord = {
+      version: 1,
+      kind: "operator",
+      name: recordId,
+      owner: currentOwner(),
+      createdAt: new Date().toISOString(),
+      argv: [...command.argv],
+      ...(command.cwd === undefined ? {} : { cwd: command.cwd }),
+      logFile,
+    };
+    await writeRecord(recordPath, record);
+    this.recordPath = recordPath;
     const fd = openSync(logFile, "a");
     const readsBefore = proxy.readCount;
     let spawnError: Error | undefined;
@@ -91,12 +131,16 @@ export class OperatorProcess {
       const [file, ...args] = command.argv;
       this.child = spawn(file, args, {
         cwd: command.cwd,
-        env: operatorEnvironment({
-          parent: process.env,
-          extra: command.env,
-          passThrough: command.passThroughEnv,
-          kubeconfigPath: this.kubeconfigPath,
-        }),
+        env: {
+          ...operatorEnvironment({
+            parent: process.env,
+            extra: command.env,
+            passThrough: command.passThroughEnv,
+            kubeconfigPath: this.kubeconfigPath,
+          }),
+          // Inherited by everything the operator spawns: `clean` finds them all by it.
+          [OWNER_RECORD_ENV]: recordPath,
+        },
         detached: true, // its own process group
         stdio: ["ignore", fd, fd],
       });
@@ -106,7 +150,13 @@ export class OperatorProcess {
     const child = this.child;
     child.on("error", (error) => (spawnError = error));
     this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
-    if (child.pid !== undefined) trackProcessGroup(child.pid);
+    if (child.pid === undefined) {
+      // Nothing was started (the error event says why, below).
+      await this.forgetRun();
+    } else {
+      trackProcessGroup(child.pid, recordPath);
+      await writeRecord(recordPath, { ...record, group: describeProcess(child.pid) });
+    }
     this.options.logger?.info(`operator: started run ${this.runs} (pid ${child.pid ?? "?"}), log ${logFile}`);
 
     const resource = this.options.customResource;
@@ -183,14 +233,16 @@ export class OperatorProcess {
   /** SIGTERM, then SIGKILL after the grace period; resolves when the group is gone. */
   async stop(): Promise<void> {
     const pgid = this.pgid;
-    if (pgid === undefined || !this.running) return;
-    signalProcess(-pgid, "SIGTERM");
-    const left = await waitForExit(() => this.processIds(), {
-      description: "the operator to stop",
-      timeoutMs: this.options.stopGraceMs ?? 10_000,
-    });
-    if (left.length > 0) await this.kill();
-    untrackProcessGroup(pgid);
+    if (pgid === undefined) return;
+    if (this.running) {
+      signalProcess(-pgid, "SIGTERM");
+      const left = await waitForExit(() => this.processIds(), {
+        description: "the operator to stop",
+        timeoutMs: this.options.stopGraceMs ?? 10_000,
+      });
+      if (left.length > 0) await this.kill();
+    }
+    await this.forgetRun();
   }
 
   /** The last lines of the current run's log. */
@@ -210,12 +262,22 @@ export class OperatorProcess {
       timeoutMs: 5_000,
     });
     if (left.length > 0) {
+      // The record stays: `clean` can try again once whatever holds them lets go.
       throw new InfrastructureError(
         "operator/unkillable",
         `operator processes survived SIGKILL: ${left.join(", ")}`,
       );
     }
-    untrackProcessGroup(pgid);
+    await this.forgetRun();
+  }
+
+  /** Once the current run's group is gone: stops tracking it and removes its ownership record. */
+  private async forgetRun(): Promise<void> {
+    const pgid = this.pgid;
+    if (pgid !== undefined) untrackProcessGroup(pgid);
+    const recordPath = this.recordPath;
+    this.recordPath = undefined;
+    if (recordPath !== undefined) await removeRecord(recordPath);
   }
 
   /** Deletes Leases the operator created or renewed (seen in the write log). */

@@ -29,12 +29,40 @@ function processState(pid: number): string | undefined {
   }
 }
 
+/**
+ * When the process started: field 22 of /proc/<pid>/stat, in clock ticks
+ * since boot (Linux only; undefined elsewhere or when it is gone). With the
+ * pid it names one process for good: a pid reused after the process ended
+ * has another start time.
+ */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name is parenthesised and may contain spaces; field 3 follows it.
+    return text.slice(text.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
 /** Sends a signal, ignoring a process that is already gone. */
 export function signalProcess(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(pid, signal);
   } catch (error) {
     if (!(error instanceof Error && "code" in error && error.code === "ESRCH")) throw error;
+  }
+}
+
+/**
+ * A process's command line, its arguments joined by spaces (Linux only;
+ * undefined elsewhere, when it is gone, or when it is not ours to read).
+ */
+export function processCommandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return undefined;
   }
 }
 
@@ -59,6 +87,33 @@ export function findProcessesByArgument(fragment: string): number[] {
       if (commandLine.includes(fragment) && isProcessAlive(pid)) found.push(pid);
     } catch {
       // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+/**
+ * Pids of live processes whose environment holds exactly `entry`
+ * ("NAME=value"), found by reading /proc (Linux only; empty elsewhere).
+ * Environment variables are inherited, so this finds every descendant of a
+ * process the kit marked, even one that left its process group.
+ */
+export function findProcessesByEnvironment(entry: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const name of entries) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const environment = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      if (environment.includes(entry) && isProcessAlive(pid)) found.push(pid);
+    } catch {
+      // Gone while we looked, or another user's process (its environment is not ours to read).
     }
   }
   return found;

@@ -18,6 +18,7 @@ import { classifyRequest, isMutating, type RequestInfo } from "./request-classif
 import { watchEventStream, type WatchEvent } from "./watch-events.js";
 import { WriteHandler, type WriteAnswer } from "./write-handler.js";
 import { WriteLog, type WriteEntry } from "./write-log.js";
+import { registerSecret } from "../util/secrets.js";
 
 export { CONCURRENT_WRITE_ANNOTATION } from "./fault-actions.js";
 
@@ -79,8 +80,8 @@ export class ApiProxy {
   readonly faults: FaultPlan;
   private readonly writes: WriteHandler;
   private readonly sockets = new Set<Socket>();
-  private readonly operatorToken = randomBytes(32).toString("hex");
-  private readonly kitToken = randomBytes(32).toString("hex");
+  private readonly operatorToken = secret(randomBytes(32).toString("hex"));
+  private readonly kitToken = secret(randomBytes(32).toString("hex"));
   private crashHandler: (() => Promise<KillRecord>) | undefined;
   private operatorRun = 0;
   private operatorWritesInFlight = 0;
@@ -479,4 +480,10 @@ function respondStatus(res: http.ServerResponse, code: number, reason: string, m
   });
   res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** A token of this run, registered so that a job log masks it. */
+function secret(token: string): string {
+  registerSecret(token);
+  return token;
 }

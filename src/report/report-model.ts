@@ -46,6 +46,11 @@ export interface CheckReport {
   /** Documentation of the check: what it does, why, how to fix. */
   readonly docs: string;
   readonly scenarios: readonly ScenarioReport[];
+  /**
+   * In a sharded run (`--shard i/n`): the targets of this check's scenarios
+   * that are other shards' to run. `merge` checks that some shard ran each.
+   */
+  readonly elsewhere?: readonly string[];
 }
 
 export interface RunReport {
@@ -57,6 +62,8 @@ export interface RunReport {
   readonly durationMs: number;
   readonly contract: string;
   readonly cluster: { readonly provider: string; readonly name?: string };
+  /** Present when the run was one job's share (`--shard i/n`); absent for a whole or merged run. */
+  readonly shard?: { readonly index: number; readonly count: number };
   readonly checks: readonly CheckReport[];
 }
 
@@ -80,12 +87,19 @@ export function levelled(status: Status, level: Level, strict: boolean): Status 
 export function checkReport(
   check: { readonly id: string; readonly level: Level },
   scenarios: readonly ScenarioReport[],
-  options: { readonly strict: boolean; readonly durationMs: number },
+  options: {
+    readonly strict: boolean;
+    readonly durationMs: number;
+    /** Targets left to other shards. */
+    readonly elsewhere?: readonly string[];
+  },
 ): CheckReport {
+  const elsewhere = options.elsewhere ?? [];
   // Every judged check has at least one scenario (a skip carries its reason): none at all is a
-  // suite that forgot the check, which must show, never pass as a silent skip.
+  // suite that forgot the check, which must show, never pass as a silent skip. A check whose
+  // scenarios are all other shards' has none here, and is skipped in this shard's report.
   const judged: readonly ScenarioReport[] =
-    scenarios.length > 0
+    scenarios.length > 0 || elsewhere.length > 0
       ? scenarios
       : [
           {
@@ -106,6 +120,7 @@ export function checkReport(
     durationMs: options.durationMs,
     docs: `docs/checks/${check.id}.md`,
     scenarios: levelledScenarios,
+    ...(elsewhere.length > 0 ? { elsewhere } : {}),
   };
 }
 

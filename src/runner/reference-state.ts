@@ -93,10 +93,13 @@ export function writeEvidence(entry: WriteEntry): Record<string, unknown> {
     actor: entry.actor,
     ...(entry.run === undefined ? {} : { run: entry.run }),
     write: `${entry.verb} ${entry.group ? `${entry.resource}.${entry.group}` : entry.resource}/${entry.name ?? ""}${entry.subresource ? `/${entry.subresource}` : ""}`,
+    ...(entry.sentResourceVersion ? { sentResourceVersion: entry.sentResourceVersion } : {}),
     code: entry.code,
+    ...(entry.reason ? { reason: entry.reason } : {}),
     effect: entry.effect,
     ...(entry.effectWhy ? { why: entry.effectWhy } : {}),
     ...(entry.fieldManager ? { fieldManager: entry.fieldManager } : {}),
     ...(entry.resourceVersion ? { resourceVersion: entry.resourceVersion } : {}),
+    ...(entry.fault ? { fault: entry.fault } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { handOverCluster } from "../cleanup/ownership.js";
 import { createProvider, type ClusterConfig } from "../cluster/index.js";
 import type { Contract } from "../contract/load-contract.js";
 import { describeError, UsageError } from "../errors.js";
@@ -9,6 +10,7 @@ import type { CommandRunner } from "../process/command-runner.js";
 import { checkReport, deriveStatus, type CheckReport, type RunReport } from "../report/report-model.js";
 import type { CheckDefinition, ScenarioResult, Suite } from "../suites/check.js";
 import type { ScenarioDeps, Timings } from "./scenario.js";
+import { WHOLE_RUN, type Shard } from "./shard.js";
 import { SpecReferences } from "./spec-references.js";
 import { clusterSanity } from "../suites/cluster-sanity.js";
 import { conflict } from "../suites/conflict.js";
@@ -47,6 +49,8 @@ export interface RunConfig {
    * on the other scenarios' objects.
    */
   readonly parallel?: number;
+  /** This job's share of the scenarios (`--shard i/n`); default: all of them. */
+  readonly shard?: Shard;
 }
 
 /** Scenarios side by side for a namespaced operator when the run does not say. */
@@ -97,6 +101,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
   const startedAt = isoNow(deps.clock);
   const selected = selectChecks(config);
   const slots = new Limiter(scenarioParallelism(config));
+  const shard = config.shard ?? WHOLE_RUN;
   const cleanups: (() => Promise<void>)[] = [];
   let passed = false;
   try {
@@ -108,6 +113,8 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     cleanups.push(async () => {
       if (config.cluster.provider === "existing") return;
       if (config.keep && !passed) {
+        // Kept on purpose: no longer a leftover for `clean` (or the Action's post step) once the kit exits.
+        await handOverCluster(config.cluster);
         deps.progress.phase(
           `cluster kept for inspection: KUBECONFIG=${access.kubeconfigPath} kubectl get all -A; remove it with: reconcile-conformance cluster delete --name ${access.name}`,
         );
@@ -163,16 +170,20 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
             if (first) deps.progress.step(first, line);
           },
           sideBySide: (items, task) => slots.map(items, task),
+          shard,
         },
         selected,
       );
       for (const check of mine) {
+        const own = results.filter((r: ScenarioResult) => r.check === check.id);
         const report = checkReport(
           check,
-          results
-            .filter((r: ScenarioResult) => r.check === check.id)
-            .map(({ check: _check, ...scenario }) => scenario),
-          { strict: config.strict, durationMs: deps.clock.now() - suiteStarted },
+          own.filter((r) => !r.elsewhere).map(({ check: _check, ...scenario }) => scenario),
+          {
+            strict: config.strict,
+            durationMs: deps.clock.now() - suiteStarted,
+            elsewhere: own.filter((r) => r.elsewhere).map((r) => r.target),
+          },
         );
         checks.push(report);
         deps.progress.checkFinished(report);
@@ -189,6 +200,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       durationMs: deps.clock.now() - started,
       contract: config.contract.file,
       cluster: { provider: access.provider, name: access.name },
+      ...(shard.count > 1 ? { shard } : {}),
       checks,
     };
   } finally {

@@ -1,6 +1,7 @@
 import { describeError } from "../errors.js";
 import type { Evidence, Level, ScenarioReport, Status } from "../report/report-model.js";
 import { Inconclusive, Scenario, type ScenarioDeps } from "../runner/scenario.js";
+import { inShard, scenarioKey, type Shard } from "../runner/shard.js";
 import type { SpecReference, SpecReferences } from "../runner/spec-references.js";
 import type { Clock } from "../util/clock.js";
 
@@ -16,6 +17,8 @@ export interface CheckDefinition {
 /** One scenario's verdict for one check. */
 export interface ScenarioResult extends ScenarioReport {
   readonly check: string;
+  /** Not run here: another shard's scenario (the runner lists it in the check's report as such). */
+  readonly elsewhere?: true;
 }
 
 export interface SuiteContext {
@@ -34,6 +37,8 @@ export interface SuiteContext {
    * fan out.
    */
   sideBySide<T, R>(items: readonly T[], task: (item: T) => Promise<R>): Promise<R[]>;
+  /** This job's share of the scenarios (`--shard`); the whole run unless sharded. */
+  readonly shard: Shard;
 }
 
 /**
@@ -70,11 +75,14 @@ export function inconclusiveFor(
 }
 
 /** Makes one scenario's verdicts: the check, the target and the start time fixed. */
-export type Verdict = (status: Status, message: string, evidence?: Evidence) => ScenarioResult;
+export type Verdict = ((status: Status, message: string, evidence?: Evidence) => ScenarioResult) & {
+  readonly check: string;
+  readonly target: string;
+};
 
 export function verdictFor(check: CheckDefinition, target: string, clock: Clock): Verdict {
   const started = clock.now();
-  return (status, message, evidence) => ({
+  const verdict = (status: Status, message: string, evidence?: Evidence): ScenarioResult => ({
     check: check.id,
     target,
     status,
@@ -82,6 +90,28 @@ export function verdictFor(check: CheckDefinition, target: string, clock: Clock)
     durationMs: clock.now() - started,
     ...(evidence ? { evidence } : {}),
   });
+  return Object.assign(verdict, { check: check.id, target });
+}
+
+/**
+ * Whether the scenario judged under `check` and `target` is this shard's;
+ * when not, the placeholder results for `checks` that say so.
+ */
+export function otherShards(
+  context: SuiteContext,
+  check: string,
+  target: string,
+  checks: readonly string[] = [check],
+): ScenarioResult[] | undefined {
+  if (inShard(context.shard, scenarioKey(check, target))) return undefined;
+  return checks.map((id) => ({
+    check: id,
+    target,
+    status: "skipped" as const,
+    message: "another shard's scenario",
+    durationMs: 0,
+    elsewhere: true as const,
+  }));
 }
 
 /**
@@ -103,7 +133,8 @@ export function verdictOfError(error: unknown, signal: AbortSignal, verdict: Ver
 
 /**
  * Opens a scenario, runs `body` in it and closes it whatever happened; what
- * `body` throws becomes the verdict `verdictOfError` makes of it.
+ * `body` throws becomes the verdict `verdictOfError` makes of it. Another
+ * shard's scenario is not opened at all.
  */
 export async function inScenario(
   context: SuiteContext,
@@ -111,6 +142,8 @@ export async function inScenario(
   verdict: Verdict,
   body: (scenario: Scenario) => Promise<ScenarioResult>,
 ): Promise<ScenarioResult> {
+  const elsewhere = otherShards(context, verdict.check, verdict.target)?.[0];
+  if (elsewhere) return elsewhere;
   let scenario: Scenario | undefined;
   try {
     scenario = await Scenario.open(name, context.deps);

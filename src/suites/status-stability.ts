@@ -14,6 +14,7 @@ import type { WriteEntry } from "../proxy/write-log.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
   inconclusiveFor,
+  otherShards,
   type CheckDefinition,
   type ScenarioResult,
   type Suite,
@@ -64,6 +65,14 @@ export const statusStability: Suite = {
     const started = context.clock.now();
     const elapsed = () => context.clock.now() - started;
     const target = "restart and foreign touches";
+    // One scenario judges all four: it is assigned to a shard under the first check's id.
+    const elsewhere = otherShards(
+      context,
+      noAvoidableWrites.id,
+      target,
+      CHECKS.filter((c) => selected.has(c.id)).map((c) => c.id),
+    );
+    if (elsewhere) return elsewhere;
     let scenario: Scenario | undefined;
     try {
       scenario = await Scenario.open("status-stability", context.deps);

@@ -6,6 +6,7 @@ import { loadContract } from "../../src/contract/load-contract.js";
 import { zxCommandRunner } from "../../src/process/command-runner.js";
 import type { RunReport } from "../../src/report/report-model.js";
 import { runKit, type ProgressReporter } from "../../src/runner/run-kit.js";
+import type { Shard } from "../../src/runner/shard.js";
 import { systemClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 import type { TestCluster } from "./kwok-cluster.js";
@@ -26,7 +27,7 @@ const quiet: ProgressReporter = {
 export async function runExampleOperator(
   cluster: TestCluster,
   binary: string,
-  options: { bug?: string; strict: boolean; suites: string[]; parallel?: number },
+  options: { bug?: string; strict: boolean; suites: string[]; parallel?: number; shard?: Shard },
 ): Promise<RunReport> {
   const dir = await mkdtemp(join(tmpdir(), "rc-example-run-"));
   const contract = parse(await readFile(join(exampleDir, "reconcile-conformance.yaml"), "utf8")) as Record<
@@ -59,6 +60,7 @@ export async function runExampleOperator(
       strict: options.strict,
       keep: false,
       ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
+      ...(options.shard === undefined ? {} : { shard: options.shard }),
       workDir: join(dir, "work"),
     },
     {

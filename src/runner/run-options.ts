@@ -1,0 +1,95 @@
+import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import { parseClusterConfig, type ClusterEnvironment, type ClusterSettings } from "../cluster/index.js";
+import { loadContract } from "../contract/load-contract.js";
+import { UsageError } from "../errors.js";
+import type { RunConfig } from "./run-kit.js";
+import { parseShard } from "./shard.js";
+
+/**
+ * A run as a user asks for it, in plain values: what the CLI's flags and
+ * the Action's inputs both map to, so the two front ends cannot drift apart
+ * (one validation, one set of defaults, one set of error messages).
+ */
+export interface RunRequest {
+  /** The contract file; default ./reconcile-conformance.yaml. */
+  readonly config?: string;
+  readonly cluster: ClusterSettings;
+  /** Comma-separated lists are split. */
+  readonly suites?: readonly string[];
+  readonly checks?: readonly string[];
+  /** Default ./reconcile-conformance-report. */
+  readonly reportDir?: string;
+  /** Also write the Markdown summary here. */
+  readonly summaryFile?: string;
+  readonly strict?: boolean;
+  readonly keep?: boolean;
+  /** As typed: a whole number >= 1. */
+  readonly parallel?: string;
+  /** As typed: "i/n". */
+  readonly shard?: string;
+}
+
+/** A validated run: what runKit takes, and where its report goes. */
+export interface PreparedRun {
+  readonly config: RunConfig;
+  readonly reportDir: string;
+  readonly summaryFile?: string;
+}
+
+/**
+ * Validates a request and reads its contract. Errors are UsageErrors
+ * naming the setting as the front end spells it (`names` maps the field
+ * to a flag or an input name).
+ */
+export async function prepareRun(
+  request: RunRequest,
+  environment: ClusterEnvironment,
+  names: { readonly prefix: string; readonly parallel: string; readonly shard: string } = {
+    prefix: "--",
+    parallel: "--parallel",
+    shard: "--shard",
+  },
+): Promise<PreparedRun> {
+  const contract = await loadContract(request.config ?? "reconcile-conformance.yaml");
+  const cluster = parseClusterConfig(
+    // A cluster of its own per run unless named: two runs side by side never share one.
+    { ...request.cluster, name: request.cluster.name ?? `rc-run-${randomBytes(3).toString("hex")}` },
+    environment,
+    { prefix: names.prefix },
+  );
+  const reportDir = resolve(request.reportDir ?? "reconcile-conformance-report");
+  const parallel = request.parallel === undefined ? undefined : Number(request.parallel);
+  if (parallel !== undefined && (!Number.isInteger(parallel) || parallel < 1)) {
+    throw new UsageError(
+      "cli/invalid-parallel",
+      `${names.parallel} ${request.parallel}: expected a whole number >= 1`,
+    );
+  }
+  const shard = request.shard === undefined ? undefined : parseShard(request.shard, names.shard);
+  const suites = splitList(request.suites);
+  const checks = splitList(request.checks);
+  return {
+    config: {
+      contract,
+      cluster,
+      ...(suites.length > 0 ? { suites } : {}),
+      ...(checks.length > 0 ? { checks } : {}),
+      strict: request.strict ?? false,
+      keep: request.keep ?? false,
+      ...(parallel === undefined ? {} : { parallel }),
+      ...(shard === undefined ? {} : { shard }),
+      workDir: resolve(reportDir, "scenarios"),
+    },
+    reportDir,
+    ...(request.summaryFile ? { summaryFile: resolve(request.summaryFile) } : {}),
+  };
+}
+
+/** "a,b" and ["a", "b,c"] alike; blanks dropped. */
+function splitList(values: readonly string[] | undefined): string[] {
+  return (values ?? [])
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
