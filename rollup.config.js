@@ -5,16 +5,18 @@ import typescript from "@rollup/plugin-typescript";
 
 // One self-contained file per entry point, committed in dist/: the action
 // runs dist/ without `npm install`, and `npx` gets a CLI that starts fast.
-/** @type {import("rollup").RollupOptions} */
-const config = {
-  input: { cli: "src/cli.ts" },
+// Entry points: the CLI, and the Action's main and post steps (action.yml),
+// each bundled on its own (no shared chunks whose names change with them).
+/** @type {(name: string, input: string) => import("rollup").RollupOptions} */
+const bundle = (name, input) => ({
+  input: { [name]: input },
   // Node built-ins stay imports; the resolver does not know the newest (node:sqlite).
   external: [/^node:/],
   output: {
     dir: "dist",
     format: "es",
     entryFileNames: "[name].js",
-    chunkFileNames: "[name]-[hash].js",
+    inlineDynamicImports: true,
     // Dependencies load some built-ins with require() inside try/catch (undici's
     // http2); the commonjs plugin leaves those calls as they are, so an ES module
     // bundle must provide a real require or they silently fall back.
@@ -32,6 +34,10 @@ const config = {
     if (warning.code === "CIRCULAR_DEPENDENCY" || warning.code === "THIS_IS_UNDEFINED") return;
     warn(warning);
   },
-};
+});
 
-export default config;
+export default [
+  bundle("cli", "src/cli.ts"),
+  bundle("index", "src/action/index.ts"),
+  bundle("post", "src/action/post.ts"),
+];

@@ -1,0 +1,120 @@
+import * as core from "@actions/core";
+import { readFile } from "node:fs/promises";
+import { relative } from "node:path";
+import { reportLeftovers } from "../cleanup/leftovers.js";
+import { processEnvironment } from "../cluster/cluster-config.js";
+import { describeError, exitCodeOf, InfrastructureError } from "../errors.js";
+import { abortOnSignals } from "../process/shutdown.js";
+import { annotationsOf } from "../report/annotations.js";
+import { writeReportFiles } from "../report/report-files.js";
+import { exitCodeOfReport, type RunReport, type Status } from "../report/report-model.js";
+import { runKit } from "../runner/run-kit.js";
+import { prepareRun } from "../runner/run-options.js";
+import { systemClock } from "../util/clock.js";
+import { onSecret } from "../util/secrets.js";
+import { actionsCommandRunner } from "./actions-runner.js";
+import { actionsLogger, actionsProgress } from "./actions-progress.js";
+import { actionSettings } from "./inputs.js";
+import { STATE } from "./state.js";
+import { ensureTools } from "./tools.js";
+
+/**
+ * The Action's main step: inputs -> the same run the CLI makes -> outputs,
+ * job summary, annotations and report files. The core knows nothing of
+ * Actions: it gets this step's command runner, logger and progress.
+ */
+export async function runAction(): Promise<void> {
+  core.saveState(STATE.ownerPid, String(process.pid));
+  // Tokens and client keys the kit comes across are masked in the job log from the moment it does.
+  onSecret((secret) => core.setSecret(secret));
+  const shutdown = abortOnSignals((signal) => core.warning(`${signal}: stopping and cleaning up`));
+  const progress = actionsProgress();
+  try {
+    const settings = actionSettings((name) => core.getInput(name));
+    const environment = processEnvironment();
+    await ensureTools(settings, { runner: actionsCommandRunner, logger: actionsLogger });
+    const prepared = await prepareRun(settings.request, environment, {
+      prefix: "input ",
+      parallel: "input parallel",
+      shard: "input shard",
+    });
+    await reportLeftovers(environment, actionsLogger);
+    const report = await runKit(prepared.config, {
+      runner: actionsCommandRunner,
+      logger: actionsLogger,
+      signal: shutdown.signal,
+      clock: systemClock,
+      progress,
+    });
+    progress.close();
+    const files = await writeReportFiles(report, prepared.reportDir, docsBase(process.env));
+    await core.summary.addRaw(files.summaryMarkdown).write();
+    await annotate(report);
+    setOutputs(report, files);
+    const code = exitCodeOfReport(report);
+    if (code !== 0 && settings.failOnViolation) {
+      core.setFailed(failureMessage(report));
+      process.exitCode = code;
+    } else if (code !== 0) {
+      core.warning(`${failureMessage(report)} (fail-on-violation is false: the step passes)`);
+    }
+  } catch (error) {
+    progress.close();
+    core.setFailed(describeError(error));
+    if (error instanceof InfrastructureError) for (const line of error.details) core.info(`  ${line}`);
+    process.exitCode = exitCodeOf(error);
+  } finally {
+    shutdown.dispose();
+  }
+}
+
+function passed(status: Status): boolean {
+  return status === "passed" || status === "warned" || status === "skipped";
+}
+
+function setOutputs(report: RunReport, files: { json: string; junit: string }): void {
+  core.setOutput("result", passed(report.status) ? "passed" : report.status);
+  for (const status of ["passed", "failed", "warned", "skipped", "inconclusive"] as const) {
+    core.setOutput(status, String(report.checks.filter((c) => c.status === status).length));
+  }
+  core.setOutput("report-json", files.json);
+  core.setOutput("report-junit", files.junit);
+}
+
+function failureMessage(report: RunReport): string {
+  const failed = report.checks.filter((c) => c.status === "failed").map((c) => c.id);
+  const inconclusive = report.checks.filter((c) => c.status === "inconclusive").map((c) => c.id);
+  const parts = [
+    ...(failed.length > 0 ? [`${failed.length} check(s) failed: ${failed.join(", ")}`] : []),
+    ...(inconclusive.length > 0
+      ? [`${inconclusive.length} check(s) inconclusive (the kit could not tell): ${inconclusive.join(", ")}`]
+      : []),
+  ];
+  return `reconcile-conformance: ${parts.join("; ")}. See the job summary and the report artifact.`;
+}
+
+/** An error per failed MUST check, a warning per warned SHOULD check, on the contract's line when there is one. */
+async function annotate(report: RunReport): Promise<void> {
+  const text = await readFile(report.contract, "utf8").catch(() => undefined);
+  const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
+  for (const annotation of annotationsOf(
+    report,
+    text === undefined ? undefined : { file: report.contract, text },
+  )) {
+    const properties = {
+      title: annotation.title,
+      ...(annotation.file ? { file: relative(workspace, annotation.file) } : {}),
+      ...(annotation.line === undefined ? {} : { startLine: annotation.line }),
+    };
+    if (annotation.level === "error") core.error(annotation.message, properties);
+    else core.warning(annotation.message, properties);
+  }
+}
+
+/** Links from the summary to the check docs of the version of the action that ran. */
+function docsBase(env: NodeJS.ProcessEnv): { docsBaseUrl?: string } {
+  const server = env.GITHUB_SERVER_URL;
+  const repository = env.GITHUB_ACTION_REPOSITORY || env.GITHUB_REPOSITORY;
+  const ref = env.GITHUB_ACTION_REF || env.GITHUB_SHA;
+  return server && repository && ref ? { docsBaseUrl: `${server}/${repository}/blob/${ref}` } : {};
+}
