@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
@@ -25,8 +26,8 @@ export { CONCURRENT_WRITE_ANNOTATION } from "./fault-actions.js";
 export interface ApiProxyOptions {
   /** The cluster to forward to, with credentials the proxy uses for every request. */
   readonly upstream: { readonly kubeconfigPath: string; readonly context: string };
-  /** Mirror the write log to this NDJSON file. */
-  readonly writeLogFile?: string;
+  /** Mirror the logs as NDJSON files in this directory: writes.ndjson, reads.ndjson, watch-events.ndjson. */
+  readonly logDir?: string;
   /**
    * Forward the operator's requests as this identity, so its real RBAC
    * applies. Off by default; then the operator's own Impersonate-* headers
@@ -76,7 +77,7 @@ const HOP_BY_HOP = new Set([
  */
 export class ApiProxy {
   readonly writeLog: WriteLog;
-  readonly readLog = new ReadLog();
+  readonly readLog: ReadLog;
   readonly faults: FaultPlan;
   private readonly writes: WriteHandler;
   private readonly sockets = new Set<Socket>();
@@ -100,7 +101,13 @@ export class ApiProxy {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
     this.lastOperatorWriteAt = this.clock.now();
-    this.writeLog = new WriteLog(options.writeLogFile);
+    const { logDir } = options;
+    this.writeLog = new WriteLog(logDir === undefined ? undefined : join(logDir, "writes.ndjson"));
+    this.readLog = new ReadLog(
+      logDir === undefined
+        ? undefined
+        : { reads: join(logDir, "reads.ndjson"), events: join(logDir, "watch-events.ndjson") },
+    );
     this.faults = new FaultPlan(this.writeLog);
     this.writes = new WriteHandler({
       connection,
@@ -276,6 +283,7 @@ export class ApiProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.connection.close();
     await this.writeLog.flush();
+    await this.readLog.flush();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -312,7 +320,7 @@ export class ApiProxy {
     const { type, object } = event;
     if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
     if (!object?.name || !object.resourceVersion) return;
-    this.readLog.delivered.push({
+    this.readLog.deliver({
       type,
       group: info.group,
       resource: info.resource,

@@ -1,3 +1,4 @@
+import { NdjsonFile } from "../util/ndjson-file.js";
 import { matchesObject, type ObjectMatch } from "./object-matcher.js";
 import type { RequestInfo, ResourceIdentity } from "./request-classifier.js";
 import type { Actor } from "./write-log.js";
@@ -43,11 +44,39 @@ export interface DeliveredEvent {
   readonly beforeWriteSeq: number;
 }
 
-/** The ordered record of reads, so evidence can show what the operator saw. In memory. */
+/**
+ * The ordered record of reads, so evidence can show what the operator saw.
+ * In memory; optionally mirrored to NDJSON files per scenario (reads, and
+ * the watch events delivered), for a person reading the artifacts.
+ */
 export class ReadLog {
   private readonly entries: ReadEntry[] = [];
+  private readonly deliveries: DeliveredEvent[] = [];
+  private readonly files: { readonly reads: NdjsonFile; readonly events: NdjsonFile } | undefined;
+
+  constructor(files?: { readonly reads: string; readonly events: string }) {
+    this.files = files && {
+      reads: new NdjsonFile(files.reads, "the read log"),
+      events: new NdjsonFile(files.events, "the watch events log"),
+    };
+  }
+
   /** The operator's watch events, as delivered (bookmarks and errors left out). */
-  readonly delivered: DeliveredEvent[] = [];
+  get delivered(): readonly DeliveredEvent[] {
+    return this.deliveries;
+  }
+
+  /** Notes a watch event passed to the operator. */
+  deliver(event: DeliveredEvent): void {
+    this.deliveries.push(event);
+    this.files?.events.append(event);
+  }
+
+  /** Waits until the files hold everything recorded so far. */
+  async flush(): Promise<void> {
+    await this.files?.reads.flush();
+    await this.files?.events.flush();
+  }
 
   get lastSeq(): number {
     return this.entries.length;
@@ -57,6 +86,7 @@ export class ReadLog {
   record(entry: Omit<ReadEntry, "seq">): ReadEntry {
     const full = { seq: this.entries.length + 1, ...entry };
     this.entries.push(full);
+    this.files?.reads.append(full);
     return full;
   }
 

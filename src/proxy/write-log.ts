@@ -1,5 +1,4 @@
-import { appendFile } from "node:fs/promises";
-import { describeError, InfrastructureError } from "../errors.js";
+import { NdjsonFile } from "../util/ndjson-file.js";
 import type { PatchType } from "../kube/patch-types.js";
 import { pollUntil } from "../util/poll.js";
 import { matchesObject, type ObjectMatch } from "./object-matcher.js";
@@ -85,11 +84,12 @@ export interface WriteQuery extends ObjectMatch {
  */
 export class WriteLog {
   private readonly entries: WriteEntry[] = [];
-  private pendingFile: Promise<void> = Promise.resolve();
-  private fileError: unknown;
+  private readonly file: NdjsonFile | undefined;
   private nextSeq = 1;
 
-  constructor(private readonly file?: string) {}
+  constructor(file?: string) {
+    this.file = file === undefined ? undefined : new NdjsonFile(file, "the write log");
+  }
 
   /** The next sequence number; taken by a write just before it is sent to the API server. */
   takeSeq(): number {
@@ -106,17 +106,7 @@ export class WriteLog {
     let index = this.entries.length;
     while (index > 0 && (this.entries[index - 1]?.seq ?? 0) > entry.seq) index--;
     this.entries.splice(index, 0, entry);
-    if (this.file) {
-      const line = `${JSON.stringify(entry)}\n`;
-      const file = this.file;
-      // A failing file must not take the run down mid-scenario: keep the first
-      // error and report it from flush(), where the scenario ends.
-      this.pendingFile = this.pendingFile
-        .then(() => appendFile(file, line))
-        .catch((error: unknown) => {
-          this.fileError ??= error;
-        });
-    }
+    this.file?.append(entry);
   }
 
   /** Entries matching every given field, in order. */
@@ -147,13 +137,7 @@ export class WriteLog {
 
   /** Waits until every line appended so far is in the NDJSON file; rejects if any could not be written. */
   async flush(): Promise<void> {
-    await this.pendingFile;
-    if (this.fileError !== undefined) {
-      throw new InfrastructureError(
-        "proxy/write-log-file",
-        `cannot write the write log to ${this.file}: ${describeError(this.fileError)}`,
-      );
-    }
+    await this.file?.flush();
   }
 }
 

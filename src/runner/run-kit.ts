@@ -42,6 +42,8 @@ export interface RunConfig {
   readonly keep: boolean;
   /** Write logs and operator logs go here (one folder per scenario). */
   readonly workDir: string;
+  /** The cluster's component logs go here when the run does not pass. */
+  readonly clusterLogsDir?: string;
   /**
    * How many scenarios may run side by side (default: DEFAULT_PARALLEL for a
    * namespaced operator, 1 otherwise). More than 1 needs
@@ -112,6 +114,16 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     deps.timings?.add("cluster start", deps.clock.now() - clusterStarted);
     cleanups.push(async () => {
       if (config.cluster.provider === "existing") return;
+      if (!passed && config.clusterLogsDir !== undefined) {
+        // The components' own logs, for a run that failed, was inconclusive or did not finish.
+        const files = await provider.collectLogs(config.clusterLogsDir).catch((error: unknown) => {
+          deps.logger.warn(`could not collect the cluster's logs: ${describeError(error)}`);
+          return [];
+        });
+        if (files.length > 0) {
+          deps.progress.phase(`cluster logs: ${files.length} file(s) in ${config.clusterLogsDir}`);
+        }
+      }
       if (config.keep && !passed) {
         // Kept on purpose: no longer a leftover for `clean` (or the Action's post step) once the kit exits.
         await handOverCluster(config.cluster);

@@ -80,6 +80,7 @@ export async function prepareRun(
       ...(parallel === undefined ? {} : { parallel }),
       ...(shard === undefined ? {} : { shard }),
       workDir: resolve(reportDir, "scenarios"),
+      clusterLogsDir: resolve(reportDir, "cluster-logs"),
     },
     reportDir,
     ...(request.summaryFile ? { summaryFile: resolve(request.summaryFile) } : {}),

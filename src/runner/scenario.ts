@@ -140,7 +140,7 @@ export class Scenario {
       });
       const proxy = await ApiProxy.start({
         upstream: deps.upstream,
-        writeLogFile: join(workDir, "writes.ndjson"),
+        logDir: workDir,
         quietNamespace: namespace,
         logger: deps.logger,
         clock: deps.clock,

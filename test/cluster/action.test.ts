@@ -1,4 +1,4 @@
-import { access, readFile } from "node:fs/promises";
+import { access, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { validateXML } from "xmllint-wasm";
@@ -96,6 +96,11 @@ describe("the Action on the reference operator", () => {
     expect(summary).not.toContain("<details");
   });
 
+  it("keeps the cluster's logs only for a run that did not pass", async () => {
+    expect(await exists(join(job.dir, "report", "cluster-logs"))).toBe(false);
+    expect(await exists(join(job.dir, "report", "scenarios"))).toBe(true);
+  });
+
   it("writes JUnit that is valid against the schema CI reporters use", async () => {
     await validJUnit(outputs["report-junit"] ?? "");
   });
@@ -148,6 +153,20 @@ describe("the Action on a mutant", () => {
     expect(summary).toMatch(/participant .*Operator/);
     // The stale resend: the operator's update answered 409 Conflict, shown on its arrow.
     expect(summary).toMatch(/Operator->>.*409/);
+  });
+
+  it("leaves the artifacts a reviewer needs in report-dir: per scenario its logs, and the cluster's logs", async () => {
+    const reportDir = join(job.dir, "report");
+    const components = await readdir(join(reportDir, "cluster-logs"));
+    expect(components).toContain("kube-apiserver.log");
+    const scenarios = await readdir(join(reportDir, "scenarios", "conflict"));
+    expect(scenarios.length).toBeGreaterThan(0);
+    for (const scenario of scenarios) {
+      const files = await readdir(join(reportDir, "scenarios", "conflict", scenario));
+      expect(files).toEqual(
+        expect.arrayContaining(["writes.ndjson", "reads.ndjson", "watch-events.ndjson", "operator-1.log"]),
+      );
+    }
   });
 
   it("reports the failure in JUnit", async () => {

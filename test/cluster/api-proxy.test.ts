@@ -12,6 +12,7 @@ import { KubeClient, type KubeObject } from "../../src/kube/kube-client.js";
 import { OperatorProcess } from "../../src/operator/operator-process.js";
 import { isProcessAlive } from "../../src/process/process-table.js";
 import { ApiProxy, CONCURRENT_WRITE_ANNOTATION } from "../../src/proxy/api-proxy.js";
+import type { DeliveredEvent, ReadEntry } from "../../src/proxy/read-log.js";
 import type { WriteEntry } from "../../src/proxy/write-log.js";
 import { pollUntil } from "../../src/util/poll.js";
 import { kwokConfig, startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
@@ -57,7 +58,7 @@ async function harness(): Promise<Harness> {
   const workDir = await mkdtemp(join(tmpdir(), "rc-proxy-test-"));
   const proxy = await ApiProxy.start({
     upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
-    writeLogFile: join(workDir, "writes.ndjson"),
+    logDir: workDir,
   });
   const operator = new OperatorProcess({
     command: { argv: [binary, `--watch-namespace=${namespace}`] },
@@ -136,6 +137,16 @@ describe("API proxy with the example operator", () => {
     expect(lines.map((l) => (JSON.parse(l) as WriteEntry).seq)).toEqual(
       h.proxy.writeLog.query().map((e) => e.seq),
     );
+    // So do the read log and the watch events the operator was given.
+    await h.proxy.readLog.flush();
+    const reads = (await readFile(join(h.workDir, "reads.ndjson"), "utf8")).trim().split("\n");
+    expect(reads.map((l) => (JSON.parse(l) as ReadEntry).seq)).toEqual(
+      h.proxy.readLog.query().map((e) => e.seq),
+    );
+    expect(reads.length).toBeGreaterThan(0);
+    const events = (await readFile(join(h.workDir, "watch-events.ndjson"), "utf8")).trim().split("\n");
+    expect(events.map((l) => JSON.parse(l) as DeliveredEvent)).toEqual(h.proxy.readLog.delivered);
+    expect(events.length).toBeGreaterThan(0);
   });
 
   it("crash-after on the Service create: the operator dies, the Service exists, status is unwritten; the restart reuses it", async () => {

@@ -49,7 +49,7 @@ async function bench(): Promise<Bench> {
   const workDir = await mkdtemp(join(tmpdir(), "rc-faults-"));
   const proxy = await ApiProxy.start({
     upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
-    writeLogFile: join(workDir, "writes.ndjson"),
+    logDir: workDir,
   });
   const kubeconfig = await proxy.writeKubeconfig(join(workDir, "kubeconfig"));
   const b = {

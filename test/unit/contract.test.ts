@@ -6,7 +6,12 @@ import { describe, expect, it } from "vitest";
 import { durationMs } from "../../src/contract/contract-schema.js";
 import { loadContract } from "../../src/contract/load-contract.js";
 import { UsageError } from "../../src/errors.js";
-import { renderSchema, SCHEMA_FILE } from "../../scripts/generate-schema.js";
+import {
+  REFERENCE_FILE,
+  renderContractReference,
+  renderSchema,
+  SCHEMA_FILE,
+} from "../../scripts/generate-schema.js";
 import { exampleDir } from "../support/webapp-example.js";
 
 const CRD = {
@@ -195,6 +200,23 @@ describe("loadContract", () => {
 describe("the published JSON Schema", () => {
   it("is the one the contract schema generates (run `npm run schema` after changing it)", async () => {
     expect(await readFile(SCHEMA_FILE, "utf8")).toBe(renderSchema());
+  });
+
+  it("and so is the contract reference, docs/contract.md, with a row for every field", async () => {
+    const reference = await readFile(REFERENCE_FILE, "utf8");
+    expect(reference).toBe(renderContractReference());
+    for (const path of [
+      "operator.command",
+      "operator.namespaced.arg",
+      "crds",
+      "sample",
+      "readiness",
+      "drift.exclude",
+    ]) {
+      expect(reference).toContain(`| \`${path}\` |`);
+    }
+    expect(reference).toMatch(/\| `operator\.command` \| list of string \| \*\*required\*\* \|/);
+    expect(reference).toMatch(/\| `quietPeriod` \| string \| `"1.5s"` \|/);
   });
 
   it("documents the defaults and forbids unknown fields, for editors", () => {
