@@ -50,7 +50,7 @@ export function renderContractReference(): string {
     const item = schema.items;
     if (item?.properties) visit({ ...item, description: undefined }, `${path}[]`, false);
   };
-  visit(contractJsonSchema() as JsonSchema, "", true);
+  visit(contractJsonSchema(), "", true);
   return [
     "# The contract file: reference",
     "",
