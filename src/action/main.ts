@@ -32,7 +32,12 @@ export async function runAction(): Promise<void> {
   try {
     const settings = actionSettings((name) => core.getInput(name));
     const environment = processEnvironment();
-    await ensureTools(settings, { runner: actionsCommandRunner, logger: actionsLogger });
+    await ensureTools(settings, {
+      runner: actionsCommandRunner,
+      logger: actionsLogger,
+      environment,
+      signal: shutdown.signal,
+    });
     const prepared = await prepareRun(settings.request, environment, {
       prefix: "input ",
       parallel: "input parallel",

@@ -2,8 +2,11 @@ import * as core from "@actions/core";
 import * as toolCache from "@actions/tool-cache";
 import { createHash } from "node:crypto";
 import { chmod, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { defaultKubeBinDir, type ClusterEnvironment } from "../cluster/cluster-config.js";
 import { InfrastructureError } from "../errors.js";
 import { findExecutable, type CommandRunner } from "../process/command-runner.js";
+import { downloadKubeBinaries, ReleaseErrorCode } from "../tools/release-binaries.js";
 import type { Logger } from "../util/logger.js";
 import type { ActionSettings } from "./inputs.js";
 
@@ -18,8 +21,17 @@ export const KIND_RELEASES = "https://github.com/kubernetes-sigs/kind/releases/d
  */
 export async function ensureTools(
   settings: ActionSettings,
-  deps: { readonly runner: CommandRunner; readonly logger: Logger },
+  deps: {
+    readonly runner: CommandRunner;
+    readonly logger: Logger;
+    readonly environment: ClusterEnvironment;
+    readonly signal: AbortSignal;
+  },
 ): Promise<void> {
+  if (settings.request.cluster.provider === "kwok") {
+    await ensureKubeBinaries(defaultKubeBinDir(deps.environment), deps);
+    return;
+  }
   if (settings.request.cluster.provider !== "kind") return;
   const onPath = await findExecutable("kind");
   if (onPath) {
@@ -31,6 +43,52 @@ export async function ensureTools(
     logger: deps.logger,
   });
   core.addPath(directory);
+}
+
+/** The binaries a kwok cluster runs (as hack/kube-binaries/build.sh and a download lay them out). */
+const KUBE_BINARIES = [
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kubectl",
+  "etcd",
+  "kwok",
+  "kwokctl",
+];
+
+/**
+ * The kwok cluster's binaries on the runner: those in `binDir` when all are
+ * there (built from Go modules, or downloaded by an earlier job and restored
+ * from a cache), else the pinned official releases, downloaded and checked
+ * against their published checksums. A runner without the internet gets an
+ * error that says how to build them instead.
+ */
+export async function ensureKubeBinaries(
+  binDir: string,
+  deps: { readonly logger: Logger; readonly signal: AbortSignal },
+): Promise<void> {
+  const present = await Promise.all(KUBE_BINARIES.map((name) => findExecutable(join(binDir, name))));
+  if (present.every(Boolean)) {
+    deps.logger.info(`kube binaries: ${binDir}`);
+    return;
+  }
+  try {
+    await downloadKubeBinaries(binDir, {
+      logger: deps.logger,
+      signal: deps.signal,
+      ...(process.env.GITHUB_TOKEN ? { githubToken: process.env.GITHUB_TOKEN } : {}),
+    });
+  } catch (error) {
+    if (error instanceof InfrastructureError && error.code === ReleaseErrorCode.unreachable) {
+      throw new InfrastructureError(
+        "tools/kube-binaries-unreachable",
+        `${error.message}: without the internet, build them from Go modules first (hack/kube-binaries/build.sh in the action's repository, into ${binDir})`,
+        error.details,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
 }
 
 /** kind's name for this machine: kind-<os>-<arch>. */

@@ -1,0 +1,459 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import {
+  access,
+  constants,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  defaultKubeBinDir,
+  parseClusterConfig,
+  processEnvironment,
+} from "../../src/cluster/cluster-config.js";
+import { KWOK_BINARIES, KwokProvider } from "../../src/cluster/kwok-provider.js";
+import { AbortedError, InfrastructureError } from "../../src/errors.js";
+import { KubeClient } from "../../src/kube/kube-client.js";
+import { zxCommandRunner } from "../../src/process/command-runner.js";
+import {
+  currentReleasePlatform,
+  downloadKubeBinaries,
+  PINNED_RELEASES,
+  readReleaseStamp,
+  RELEASE_STAMP_FILE,
+  ReleaseErrorCode,
+  type ReleaseBaseUrls,
+} from "../../src/tools/release-binaries.js";
+import { silentLogger, type Logger } from "../../src/util/logger.js";
+import { uniqueClusterName } from "../support/kwok-cluster.js";
+
+// The binaries hack/kube-binaries/build.sh built, served by a local HTTP
+// server under the paths dl.k8s.io and GitHub use, each behind a redirect
+// as on the real sites (dl.k8s.io -> its CDN, GitHub -> its object store),
+// with checksum files in the publishers' formats. Only Linux: on darwin the
+// control plane comes from kwok-ci's releases and etcd from a zip, which the
+// unit tests cover.
+const platform = currentReleasePlatform();
+const { kubeVersion, etcdVersion, kwokVersion } = PINNED_RELEASES;
+const sourceDir = defaultKubeBinDir(processEnvironment());
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+async function fileSha256(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) {
+    if (!Buffer.isBuffer(chunk)) throw new Error(`${path}: read something other than bytes`);
+    hash.update(chunk);
+  }
+  return hash.digest("hex");
+}
+
+/** The bytes with one of them, in the middle, inverted: what an attacker or a broken mirror would serve. */
+function tamper(bytes: Buffer): Buffer {
+  const middle = bytes.length >> 1;
+  bytes.writeUInt8(bytes.readUInt8(middle) ^ 0xff, middle);
+  return bytes;
+}
+
+/** What the server answers on one path. */
+type Route = { file: string } | { text: string };
+
+interface ReleaseServer {
+  readonly origin: string;
+  readonly baseUrls: ReleaseBaseUrls;
+  readonly routes: Map<string, Route>;
+  /** Paths answered with the file's bytes, one of them changed. */
+  readonly tampered: Set<string>;
+  /** Every path requested, in order. */
+  readonly requests: string[];
+  onRequest?: (path: string) => void;
+  close(): Promise<void>;
+}
+
+async function startReleaseServer(): Promise<ReleaseServer> {
+  const routes = new Map<string, Route>();
+  const tampered = new Set<string>();
+  const requests: string[] = [];
+  const serve = async (request: IncomingMessage, response: ServerResponse) => {
+    const path = new URL(request.url ?? "/", "http://local").pathname;
+    requests.push(path);
+    state.onRequest?.(path);
+    // Downloads go through a redirect, as dl.k8s.io's and GitHub's do.
+    if (path.startsWith("/dl/") || path.startsWith("/github/")) {
+      response.writeHead(302, { location: `/cdn${path}` }).end();
+      return;
+    }
+    const route = routes.get(path.replace(/^\/cdn/, ""));
+    if (!route) {
+      response.writeHead(404, { "content-type": "text/plain" }).end("Not Found");
+      return;
+    }
+    if ("text" in route) {
+      response.writeHead(200, { "content-length": Buffer.byteLength(route.text) }).end(route.text);
+      return;
+    }
+    if (tampered.has(path.replace(/^\/cdn/, ""))) {
+      const bytes = tamper(await readFile(route.file));
+      response.writeHead(200, { "content-length": bytes.length }).end(bytes);
+      return;
+    }
+    const { size } = await stat(route.file);
+    response.writeHead(200, { "content-length": size, "content-type": "application/octet-stream" });
+    createReadStream(route.file).pipe(response);
+  };
+  const server = createServer((request, response) => {
+    serve(request, response).catch((error: unknown) =>
+      response.destroy(error instanceof Error ? error : undefined),
+    );
+  });
+  const origin = await listen(server);
+  const state: ReleaseServer = {
+    origin,
+    baseUrls: {
+      kubernetes: `${origin}/dl/release`,
+      githubReleases: `${origin}/github`,
+      githubApi: `${origin}/api`,
+    },
+    routes,
+    tampered,
+    requests,
+    close: () => closeServer(server),
+  };
+  return state;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("the server has no TCP address");
+  return `http://127.0.0.1:${address.port}`;
+}
+
+async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** Publishes the built binaries the way each project does; returns each served file's SHA-256 by bin name. */
+async function publishBuiltBinaries(server: ReleaseServer, workDir: string): Promise<Map<string, string>> {
+  const { os, arch } = platform;
+  const sums = new Map<string, string>();
+  for (const name of ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"]) {
+    const file = join(sourceDir, name);
+    const digest = await fileSha256(file);
+    const path = `/dl/release/${kubeVersion}/bin/${os}/${arch}/${name}`;
+    server.routes.set(path, { file });
+    server.routes.set(`${path}.sha256`, { text: digest }); // the bare digest, no newline, as WriteChecksums writes it
+    sums.set(name, digest);
+  }
+
+  // etcd: the release's directory layout, packed as build-binary.sh does (tar cfz <dir>.tar.gz <dir>).
+  const etcdDir = `etcd-${etcdVersion}-${os}-${arch}`;
+  await mkdir(join(workDir, "etcd-layout", etcdDir), { recursive: true });
+  await copyFile(join(sourceDir, "etcd"), join(workDir, "etcd-layout", etcdDir, "etcd"));
+  await writeFile(join(workDir, "etcd-layout", etcdDir, "README.md"), "etcd\n");
+  const archive = join(workDir, `${etcdDir}.tar.gz`);
+  const packed = await zxCommandRunner.run([
+    "tar",
+    "-czf",
+    archive,
+    "-C",
+    join(workDir, "etcd-layout"),
+    etcdDir,
+  ]);
+  if (packed.exitCode !== 0) throw new Error(`tar failed: ${packed.stderr}`);
+  const etcdRelease = `/github/etcd-io/etcd/releases/download/${etcdVersion}`;
+  server.routes.set(`${etcdRelease}/${etcdDir}.tar.gz`, { file: archive });
+  const decoy = "0".repeat(64);
+  server.routes.set(`${etcdRelease}/SHA256SUMS`, {
+    text: [
+      `${decoy}  etcd-${etcdVersion}-darwin-${arch}.zip`,
+      `${await fileSha256(archive)}  ${etcdDir}.tar.gz`,
+      `${decoy}  etcd-${etcdVersion}-windows-amd64.zip`,
+    ].join("\n"),
+  });
+  sums.set("etcd", await fileSha256(join(sourceDir, "etcd")));
+  sums.set("etcd archive", await fileSha256(archive));
+
+  // kwok: bare assets; the digests are in GitHub's release record.
+  const assets: { name: string; digest: string; size: number }[] = [
+    { name: `kwok-windows-${arch}.exe`, digest: `sha256:${decoy}`, size: 1 },
+  ];
+  for (const name of ["kwok", "kwokctl"]) {
+    const file = join(sourceDir, name);
+    const digest = await fileSha256(file);
+    const asset = `${name}-${os}-${arch}`;
+    server.routes.set(`/github/kubernetes-sigs/kwok/releases/download/${kwokVersion}/${asset}`, { file });
+    assets.push({ name: asset, digest: `sha256:${digest}`, size: (await stat(file)).size });
+    sums.set(name, digest);
+  }
+  server.routes.set(`/api/repos/kubernetes-sigs/kwok/releases/tags/${kwokVersion}`, {
+    text: JSON.stringify({ tag_name: kwokVersion, assets }),
+  });
+  return sums;
+}
+
+/** Logger that keeps its lines, to check that progress names sizes. */
+function recordingLogger(): Logger & { readonly lines: string[] } {
+  const lines: string[] = [];
+  return { lines, info: (m) => lines.push(m), warn: (m) => lines.push(m), debug: () => {} };
+}
+
+/** Entries beside `binDir` that a download left: staging or set-aside directories. */
+async function leftovers(binDir: string): Promise<string[]> {
+  const entries = await readdir(dirname(binDir)).catch(() => []);
+  return entries.filter((entry) => entry.includes(".download-") || entry.includes(".replaced-"));
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the download to fail");
+}
+
+describe.skipIf(platform.os !== "linux")("downloadKubeBinaries against a local release server", () => {
+  let server: ReleaseServer;
+  let workDir: string;
+  let served: Map<string, string>;
+  let provider: KwokProvider | undefined;
+
+  beforeAll(async () => {
+    const missing: string[] = [];
+    for (const name of KWOK_BINARIES) {
+      await access(join(sourceDir, name), constants.X_OK).catch(() => missing.push(name));
+    }
+    if (missing.length > 0) {
+      throw new Error(`${missing.join(", ")} not in ${sourceDir}: run hack/kube-binaries/build.sh first`);
+    }
+    workDir = await mkdtemp(join(tmpdir(), "rc-release-binaries-"));
+    server = await startReleaseServer();
+    served = await publishBuiltBinaries(server, workDir);
+  });
+
+  afterAll(async () => {
+    await provider?.delete();
+    await server?.close();
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  it("downloads and verifies every binary, replaces an old bin dir whole, and a kwok cluster runs from it", async () => {
+    const binDir = join(workDir, "ok", "kube", kubeVersion);
+    // An earlier Go build: its files must not survive next to downloaded ones.
+    await mkdir(binDir, { recursive: true });
+    await writeFile(join(binDir, ".build-stamp"), "old\n");
+    await writeFile(join(binDir, "kube-apiserver"), "an old binary");
+    const logger = recordingLogger();
+
+    const result = await downloadKubeBinaries(binDir, { logger, baseUrls: server.baseUrls });
+
+    expect(result.binDir).toBe(binDir);
+    expect((await readdir(binDir)).sort()).toEqual([RELEASE_STAMP_FILE, ...KWOK_BINARIES].sort());
+    for (const name of KWOK_BINARIES) {
+      await access(join(binDir, name), constants.X_OK);
+      expect({ name, sha256: await fileSha256(join(binDir, name)) }).toEqual({
+        name,
+        sha256: served.get(name),
+      });
+    }
+    expect(await leftovers(binDir)).toEqual([]);
+    // Every download went through its redirect.
+    expect(server.requests).toContain(
+      `/cdn/dl/release/${kubeVersion}/bin/linux/${platform.arch}/kube-apiserver`,
+    );
+    expect(server.requests).toContain(
+      `/cdn/github/kubernetes-sigs/kwok/releases/download/${kwokVersion}/kwokctl-linux-${platform.arch}`,
+    );
+
+    const stamp = await readReleaseStamp(binDir);
+    expect(stamp).toEqual(result.stamp);
+    expect(stamp?.versions).toEqual(PINNED_RELEASES);
+    expect(stamp?.platform).toBe(`linux/${platform.arch}`);
+    const stamped = new Map(stamp?.files.map((file) => [file.name, file]));
+    expect(stamped.get("kubectl")?.sha256).toBe(served.get("kubectl"));
+    expect(stamped.get("etcd")).toMatchObject({
+      sha256: served.get("etcd archive"),
+      binarySha256: served.get("etcd"),
+      member: `etcd-${etcdVersion}-linux-${platform.arch}/etcd`,
+    });
+    // Progress names each file with its size.
+    expect(logger.lines.some((line) => /kube-apiserver: downloading \d+\.\d MiB from http/.test(line))).toBe(
+      true,
+    );
+    expect(logger.lines.some((line) => /etcd: \d+\.\d MiB in \d+\.\ds/.test(line))).toBe(true);
+
+    const config = parseClusterConfig(
+      { provider: "kwok", name: uniqueClusterName("rc-release"), binDir },
+      processEnvironment(),
+    );
+    if (config.provider !== "kwok") throw new Error("expected a kwok config");
+    provider = new KwokProvider(config, { runner: zxCommandRunner, logger: silentLogger });
+    const clusterAccess = await provider.create();
+    const client = KubeClient.fromKubeconfig(clusterAccess.kubeconfigPath, clusterAccess.context);
+    try {
+      const namespaces = (await client.list("v1", "Namespace")).map((namespace) => namespace.metadata?.name);
+      expect(namespaces).toEqual(expect.arrayContaining(["default", "kube-system"]));
+      const version: unknown = JSON.parse((await client.getRaw("/version")).body);
+      expect(version).toMatchObject({ gitVersion: kubeVersion });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("refuses a tampered binary, naming both sums, and leaves the bin dir as it was", async () => {
+    const path = `/dl/release/${kubeVersion}/bin/linux/${platform.arch}/kubectl`;
+    const tampered = tamper(await readFile(join(sourceDir, "kubectl")));
+    const binDir = join(workDir, "tampered", "kube", kubeVersion);
+    await mkdir(binDir, { recursive: true });
+    await writeFile(join(binDir, "kubectl"), "what was here before");
+    server.tampered.add(path);
+    try {
+      const error = await failureOf(
+        downloadKubeBinaries(binDir, { logger: silentLogger, baseUrls: server.baseUrls }),
+      );
+
+      expect(error).toBeInstanceOf(InfrastructureError);
+      expect(error).toMatchObject({ code: ReleaseErrorCode.checksumMismatch });
+      const message = String(error);
+      expect(message).toContain("kubectl");
+      expect(message).toContain(`${server.origin}${path}`);
+      expect(message).toContain(sha256(tampered));
+      expect(message).toContain(served.get("kubectl"));
+    } finally {
+      server.tampered.delete(path);
+    }
+    expect(await readdir(binDir)).toEqual(["kubectl"]);
+    expect(await readFile(join(binDir, "kubectl"), "utf8")).toBe("what was here before");
+    expect(await leftovers(binDir)).toEqual([]);
+  });
+
+  it("names the URL that answered 404, and creates no bin dir", async () => {
+    const binDir = join(workDir, "missing-version", "kube", "v1.35.99");
+    const error = await failureOf(
+      downloadKubeBinaries(binDir, {
+        logger: silentLogger,
+        baseUrls: server.baseUrls,
+        versions: { kubeVersion: "v1.35.99" },
+      }),
+    );
+
+    expect(error).toMatchObject({ code: ReleaseErrorCode.httpStatus });
+    expect(String(error)).toMatch(
+      new RegExp(
+        `GET ${server.origin}/dl/release/v1\\.35\\.99/bin/linux/${platform.arch}/kube-[a-z-]+\\.sha256 .*404`,
+      ),
+    );
+    await expect(stat(binDir)).rejects.toThrow(/ENOENT/);
+    expect(await leftovers(binDir)).toEqual([]);
+  });
+
+  it("names a missing asset's URL and where its redirect led", async () => {
+    const path = `/github/kubernetes-sigs/kwok/releases/download/${kwokVersion}/kwokctl-linux-${platform.arch}`;
+    const route = server.routes.get(path);
+    server.routes.delete(path);
+    const binDir = join(workDir, "missing-asset", "kube", kubeVersion);
+    try {
+      const error = await failureOf(
+        downloadKubeBinaries(binDir, { logger: silentLogger, baseUrls: server.baseUrls }),
+      );
+
+      expect(error).toMatchObject({ code: ReleaseErrorCode.httpStatus });
+      expect(String(error)).toContain(
+        `GET ${server.origin}${path} (redirected to ${server.origin}/cdn${path}) answered 404`,
+      );
+    } finally {
+      if (route) server.routes.set(path, route);
+    }
+    await expect(stat(binDir)).rejects.toThrow(/ENOENT/);
+    expect(await leftovers(binDir)).toEqual([]);
+  });
+
+  it("stops at once when aborted, leaving nothing", async () => {
+    const binDir = join(workDir, "aborted", "kube", kubeVersion);
+    const controller = new AbortController();
+    server.onRequest = (path) => {
+      if (path.startsWith("/cdn/")) controller.abort();
+    };
+    try {
+      const error = await failureOf(
+        downloadKubeBinaries(binDir, {
+          logger: silentLogger,
+          baseUrls: server.baseUrls,
+          signal: controller.signal,
+        }),
+      );
+      expect(error).toBeInstanceOf(AbortedError);
+    } finally {
+      server.onRequest = undefined;
+    }
+    await expect(stat(binDir)).rejects.toThrow(/ENOENT/);
+    expect(await leftovers(binDir)).toEqual([]);
+  });
+});
+
+describe("downloadKubeBinaries without a network", () => {
+  const linux = { os: "linux", arch: "amd64" };
+
+  it("reports a refused connection as unreachable", async () => {
+    // A port that was just free: nothing listens on it.
+    const probe = createServer();
+    const origin = await listen(probe);
+    await closeServer(probe);
+    const workDir = await mkdtemp(join(tmpdir(), "rc-release-refused-"));
+    try {
+      const error = await failureOf(
+        downloadKubeBinaries(join(workDir, "bin"), {
+          logger: silentLogger,
+          platform: linux,
+          baseUrls: { kubernetes: origin, githubReleases: origin, githubApi: origin },
+        }),
+      );
+
+      expect(error).toBeInstanceOf(InfrastructureError);
+      expect(error).toMatchObject({ code: ReleaseErrorCode.unreachable });
+      expect(String(error)).toContain("ECONNREFUSED");
+      expect(String(error)).toContain(origin);
+      expect(await readdir(workDir)).toEqual([]);
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  });
+
+  it("reports a server that never answers as unreachable after the idle timeout", async () => {
+    const silent = createServer(() => {
+      // Accepts the request and never answers.
+    });
+    const origin = await listen(silent);
+    const workDir = await mkdtemp(join(tmpdir(), "rc-release-silent-"));
+    try {
+      const started = Date.now();
+      const error = await failureOf(
+        downloadKubeBinaries(join(workDir, "bin"), {
+          logger: silentLogger,
+          platform: linux,
+          baseUrls: { kubernetes: origin, githubReleases: origin, githubApi: origin },
+          idleTimeoutMs: 300,
+        }),
+      );
+
+      expect(error).toMatchObject({ code: ReleaseErrorCode.unreachable });
+      expect(String(error)).toContain("no answer within 0.3s");
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(await readdir(workDir)).toEqual([]);
+    } finally {
+      await closeServer(silent);
+      await rm(workDir, { recursive: true, force: true });
+    }
+  });
+});
