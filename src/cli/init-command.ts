@@ -687,6 +687,16 @@ function renderContract(r: Rendering): string {
       "  ",
     ),
     `  command: ${flowList(r.command.words)}`,
+    ...comment(
+      "Or, on a kind cluster (run --cluster kind), the operator deployed from its image and manifests instead of command: the kit loads the image into kind, applies the manifests, and copies the operator's Deployment into each scenario's namespace, reading a kubeconfig that points at the kit's proxy. Build the image first (docker build -t IMAGE .).",
+      "  ",
+    ),
+    "  # deploy:",
+    '  #   image: "example.com/operator:ci"',
+    '  #   manifests: "config/default" # a kustomize directory (kubebuilder layout), or YAML files',
+    "  #   deployment: { name: controller-manager, namespace: system } # default: the only Deployment",
+    '  #   container: manager # default: the only container, or the one named "manager"',
+    "  #   loadImage: true # kind load docker-image first; false when the nodes can pull it",
   );
 
   const workDir = at(r.dir);

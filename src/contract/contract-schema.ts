@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { operatorDeploySchema, operatorModeIssues } from "./operator-deploy.js";
 
 /**
  * The contract file, `reconcile-conformance.yaml`: one schema that is the
@@ -6,8 +7,8 @@ import { z } from "zod";
  * JSON Schema (`schema/reconcile-conformance.schema.json`, generated from
  * this by `npm run schema`; a test fails when they differ).
  *
- * Only `operator.command`, `crds` and `sample` are required; everything
- * else has a default. Paths are relative to the contract file.
+ * Only `operator` (its `command` or its `deploy`), `crds` and `sample` are
+ * required; everything else has a default. Paths are relative to the contract file.
  */
 
 /** "1.5s", "500ms", "2m": how the contract writes durations. */
@@ -37,9 +38,11 @@ const operator = z
         error: 'expected the command as a list of words, e.g. ["./bin/manager", "--leader-elect=false"]',
       })
       .min(1, { error: 'expected at least the program, e.g. ["./bin/manager"]' })
+      .optional()
       .describe(
-        "The operator's command line as a list of words; it runs with KUBECONFIG pointing at the kit's proxy.",
+        "The operator as a local process: its command line as a list of words; it runs with KUBECONFIG pointing at the kit's proxy. Exactly one of command and deploy.",
       ),
+    deploy: operatorDeploySchema.optional(),
     workingDir: relativePath(
       "the directory the command runs in (default: the contract's directory)",
     ).optional(),
@@ -71,7 +74,14 @@ const operator = z
         "How to confine the operator to one namespace. With it, the kit gives each scenario's operator process its scenario's namespace and runs scenarios side by side (run --parallel); without it, the operator is taken to watch the whole cluster and scenarios run one at a time.",
       ),
   })
-  .describe("How to run the operator under test.");
+  .superRefine((value, context) => {
+    for (const issue of operatorModeIssues(value)) {
+      context.addIssue({ code: "custom", message: issue.message, path: [...issue.path] });
+    }
+  })
+  .describe(
+    "How to run the operator under test: a local command (any cluster), or deployed into the cluster from its image and manifests (kind).",
+  );
 
 const readiness = z
   .union(

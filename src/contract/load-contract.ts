@@ -5,21 +5,38 @@ import type { z } from "zod";
 import { UsageError } from "../errors.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import { contractSchema, durationMs, type ContractDocument, type SUITES } from "./contract-schema.js";
+import type { OperatorDeploy } from "./operator-deploy.js";
 import { CelCompileError, compileCelReadiness, type Readiness } from "./readiness.js";
+
+/** What both ways of running the operator share. */
+interface OperatorSettings {
+  readonly env: Readonly<Record<string, string>>;
+  readonly startTimeoutMs: number;
+  /** How to confine it to one namespace; absent: it watches the whole cluster. */
+  readonly namespaced?: { readonly arg: string } | { readonly env: string };
+}
+
+/** `operator.command`: the operator as a local process. */
+export interface ProcessOperator extends OperatorSettings {
+  readonly mode: "process";
+  readonly argv: readonly [string, ...string[]];
+  readonly cwd: string;
+  readonly passThroughEnv: readonly string[];
+}
+
+/** `operator.deploy`: the operator in the cluster, from its image and manifests. */
+export interface DeployedOperator extends OperatorSettings {
+  readonly mode: "deployed";
+  readonly deploy: OperatorDeploy;
+  /** The contract's directory: the manifests' paths are relative to it. */
+  readonly dir: string;
+}
 
 /** The contract as the runner uses it: defaults filled in, paths absolute, files read, durations in ms. */
 export interface Contract {
   /** Absolute path of the contract file. */
   readonly file: string;
-  readonly operator: {
-    readonly argv: readonly [string, ...string[]];
-    readonly cwd: string;
-    readonly env: Readonly<Record<string, string>>;
-    readonly passThroughEnv: readonly string[];
-    readonly startTimeoutMs: number;
-    /** How to confine it to one namespace; absent: it watches the whole cluster. */
-    readonly namespaced?: { readonly arg: string } | { readonly env: string };
-  };
+  readonly operator: ProcessOperator | DeployedOperator;
   /** The CRD manifests, read and checked. */
   readonly crds: readonly { readonly file: string; readonly object: KubeObject }[];
   readonly sample: { readonly file: string; readonly object: KubeObject };
@@ -61,8 +78,6 @@ export async function loadContract(path: string): Promise<Contract> {
 async function resolveContract(file: string, doc: ContractDocument): Promise<Contract> {
   const dir = dirname(file);
   const at = (relative: string) => (isAbsolute(relative) ? relative : resolve(dir, relative));
-  const [program, ...args] = doc.operator.command;
-  if (program === undefined) throw new UsageError("config/invalid", `${file}: operator.command: empty`);
 
   const crds = await Promise.all(
     doc.crds.map(async (relative, index) => {
@@ -112,15 +127,7 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
 
   return {
     file,
-    operator: {
-      argv: [program, ...args],
-      cwd: doc.operator.workingDir ? at(doc.operator.workingDir) : dir,
-      env: doc.operator.env,
-      passThroughEnv: doc.operator.passThroughEnv,
-      startTimeoutMs: durationMs(doc.operator.startTimeout),
-      ...(doc.operator.namespaced?.arg ? { namespaced: { arg: doc.operator.namespaced.arg } } : {}),
-      ...(doc.operator.namespaced?.env ? { namespaced: { env: doc.operator.namespaced.env } } : {}),
-    },
+    operator: resolveOperator(file, doc.operator, at),
     crds: crds.flat(),
     sample: { file: at(doc.sample), object: sample },
     customResource,
@@ -203,6 +210,31 @@ function parseSingleYaml(text: string, file: string): unknown {
     );
   }
   return values[0];
+}
+
+function resolveOperator(
+  file: string,
+  operator: ContractDocument["operator"],
+  at: (relative: string) => string,
+): ProcessOperator | DeployedOperator {
+  const settings: OperatorSettings = {
+    env: operator.env,
+    startTimeoutMs: durationMs(operator.startTimeout),
+    ...(operator.namespaced?.arg ? { namespaced: { arg: operator.namespaced.arg } } : {}),
+    ...(operator.namespaced?.env ? { namespaced: { env: operator.namespaced.env } } : {}),
+  };
+  const dir = dirname(file);
+  if (operator.deploy) return { mode: "deployed", ...settings, deploy: operator.deploy, dir };
+  const [program, ...args] = operator.command ?? [];
+  // The schema lets neither through; this keeps the type honest.
+  if (program === undefined) throw new UsageError("config/invalid", `${file}: operator.command: empty`);
+  return {
+    mode: "process",
+    ...settings,
+    argv: [program, ...args],
+    cwd: operator.workingDir ? at(operator.workingDir) : dir,
+    passThroughEnv: operator.passThroughEnv,
+  };
 }
 
 /** "operator.command: expected ..., got 42" */

@@ -14,7 +14,6 @@ import {
 } from "../cleanup/ownership.js";
 import { processEnvironment } from "../cluster/cluster-config.js";
 import { AbortedError, describeError, InfrastructureError } from "../errors.js";
-import { isNotFound } from "../kube/api-errors.js";
 import type { KubeClient } from "../kube/kube-client.js";
 import { trackProcessGroup, untrackProcessGroup } from "../process/child-registry.js";
 import { tailLines } from "../process/command-runner.js";
@@ -23,7 +22,9 @@ import type { ApiProxy } from "../proxy/api-proxy.js";
 import type { KillRecord } from "../proxy/faults.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
+import { releaseOperatorLeases } from "./leases.js";
 import { operatorEnvironment } from "./operator-environment.js";
+import type { OperatorUnderTest } from "./operator-under-test.js";
 
 /** How to run the operator under test, out of cluster. */
 export interface OperatorCommand {
@@ -66,7 +67,7 @@ export interface OperatorProcessOptions {
  * proxy, output to one log file per run. The proxy's crash-after fault is
  * wired to `crash()`.
  */
-export class OperatorProcess {
+export class OperatorProcess implements OperatorUnderTest {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
   private runs = 0;
@@ -215,12 +216,7 @@ export class OperatorProcess {
   async crash(): Promise<KillRecord> {
     const pids = this.processIds();
     await this.kill();
-    // The kill is done whatever happens to the Leases: a failure there is a slower restart, not a failed crash.
-    await this.releaseLeases().catch((error: unknown) =>
-      (this.options.logger ?? silentLogger).warn(
-        `operator: could not release its Lease after the crash (the restart waits for it to expire): ${describeError(error)}`,
-      ),
-    );
+    await releaseOperatorLeases(this.options.proxy, this.options.kube, this.options.logger ?? silentLogger);
     return { signal: "SIGKILL", pids };
   }
 
@@ -278,29 +274,5 @@ export class OperatorProcess {
     const recordPath = this.recordPath;
     this.recordPath = undefined;
     if (recordPath !== undefined) await removeRecord(recordPath);
-  }
-
-  /** Deletes Leases the operator created or renewed (seen in the write log). */
-  private async releaseLeases(): Promise<void> {
-    const leases = new Map<string, { namespace: string; name: string }>();
-    for (const entry of this.options.proxy.writeLog.query({
-      resource: "leases",
-      group: "coordination.k8s.io",
-      actor: "operator",
-    })) {
-      if (entry.code < 300 && entry.namespace && entry.name) {
-        leases.set(`${entry.namespace}/${entry.name}`, { namespace: entry.namespace, name: entry.name });
-      }
-    }
-    for (const lease of leases.values()) {
-      try {
-        await this.options.kube.delete({ apiVersion: "coordination.k8s.io/v1", kind: "Lease", ...lease });
-        (this.options.logger ?? silentLogger).info(
-          `operator: released lease ${lease.namespace}/${lease.name} after the crash`,
-        );
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
-    }
   }
 }

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { stringify } from "yaml";
 import { KubeConfig } from "@kubernetes/client-node";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
@@ -26,6 +27,12 @@ export { CONCURRENT_WRITE_ANNOTATION } from "./fault-actions.js";
 export interface ApiProxyOptions {
   /** The cluster to forward to, with credentials the proxy uses for every request. */
   readonly upstream: { readonly kubeconfigPath: string; readonly context: string };
+  /**
+   * The address to listen on (default 127.0.0.1, this machine only); the
+   * certificate is made for it. An operator in a kind node's Pod reaches
+   * the host at the gateway of kind's Docker network.
+   */
+  readonly listenAddress?: string;
   /** Mirror the logs as NDJSON files in this directory: writes.ndjson, reads.ndjson, watch-events.ndjson. */
   readonly logDir?: string;
   /**
@@ -81,7 +88,8 @@ export class ApiProxy {
   readonly faults: FaultPlan;
   private readonly writes: WriteHandler;
   private readonly sockets = new Set<Socket>();
-  private readonly operatorToken = secret(randomBytes(32).toString("hex"));
+  /** The operator's token; replaced (the old one refused from then on) by revokeOperatorToken. */
+  private operatorToken = secret(randomBytes(32).toString("hex"));
   private readonly kitToken = secret(randomBytes(32).toString("hex"));
   private crashHandler: (() => Promise<KillRecord>) | undefined;
   private operatorRun = 0;
@@ -122,7 +130,9 @@ export class ApiProxy {
             "crash-after armed, but no operator to crash",
           );
         }
-        return { ...(await this.crashHandler()), run: this.operatorRun };
+        // The run being killed; the handler may begin the next one before it returns.
+        const run = this.operatorRun;
+        return { ...(await this.crashHandler()), run };
       },
     });
   }
@@ -132,7 +142,8 @@ export class ApiProxy {
     config.loadFromFile(options.upstream.kubeconfigPath);
     config.setCurrentContext(options.upstream.context);
     const connection = new ApiServerConnection(config);
-    const certificate = createProxyCertificate();
+    const host = options.listenAddress ?? "127.0.0.1";
+    const certificate = createProxyCertificate({ ip: host });
     const server = https.createServer({ cert: certificate.cert, key: certificate.key });
     const proxy = new ApiProxy(server, connection, certificate, options);
     server.on("connection", (socket: Socket) => {
@@ -151,15 +162,15 @@ export class ApiProxy {
     });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => resolve());
+      server.listen(0, host, () => resolve());
     });
     return proxy;
   }
 
-  /** https://127.0.0.1:<port> */
+  /** https://<listen address>:<port> */
   get url(): string {
     const address = this.server.address() as AddressInfo;
-    return `https://127.0.0.1:${address.port}`;
+    return `https://${address.address}:${address.port}`;
   }
 
   /** The proxy's own certificate (PEM), the CA its kubeconfigs trust. */
@@ -184,13 +195,33 @@ export class ApiProxy {
 
   /** Writes a kubeconfig for the operator: the proxy's address and the operator's token. */
   writeKubeconfig(path: string, namespace?: string): Promise<string> {
-    return writeProxyKubeconfig(path, {
+    return writeProxyKubeconfig(path, this.operatorKubeconfigOptions(namespace));
+  }
+
+  /** The operator's kubeconfig as YAML (for a Secret mounted into the operator's Pod). */
+  operatorKubeconfigYaml(namespace?: string): string {
+    return stringify(proxyKubeconfig(this.operatorKubeconfigOptions(namespace)));
+  }
+
+  private operatorKubeconfigOptions(namespace: string | undefined) {
+    return {
       server: this.url,
       certificateAuthority: this.certificate.cert,
       token: this.operatorToken,
       user: "operator",
       ...(namespace ? { namespace } : {}),
-    });
+    };
+  }
+
+  /**
+   * Refuses the operator's token from now on and makes a new one (which
+   * the kubeconfigs written after this carry). An operator in a Pod cannot
+   * be killed at once as a process group can: revoking its token is what
+   * stops it acting through the proxy the moment the kit decides, while
+   * its Pod is being deleted.
+   */
+  revokeOperatorToken(): void {
+    this.operatorToken = secret(randomBytes(32).toString("hex"));
   }
 
   /**

@@ -97,8 +97,12 @@ export type FaultSpec =
 
 /** What crash-after killed. */
 export interface KillRecord {
+  /** How: "SIGKILL" to a process group, or the deletion of a Pod. */
   readonly signal: string;
+  /** The local processes killed (none for an operator in a Pod). */
   readonly pids: readonly number[];
+  /** The operator's Pod deleted (deployed mode). */
+  readonly pod?: string;
   /** The operator's run that was killed. */
   readonly run?: number;
 }

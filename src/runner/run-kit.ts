@@ -2,6 +2,8 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { handOverCluster } from "../cleanup/ownership.js";
 import { createProvider, type ClusterConfig } from "../cluster/index.js";
+import { prepareDeployedOperators } from "../operator/deployed/deployed-operator.js";
+import { processLauncher } from "../operator/process-launcher.js";
 import type { Contract } from "../contract/load-contract.js";
 import { describeError, UsageError } from "../errors.js";
 import { isAlreadyExists } from "../kube/api-errors.js";
@@ -142,7 +144,19 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     await installCrds(kube, config.contract, deps.signal);
 
     await mkdir(config.workDir, { recursive: true });
+    const { operator } = config.contract;
+    const operators =
+      operator.mode === "process"
+        ? processLauncher(operator, config.contract.customResource, deps.logger)
+        : await prepareDeployedOperators(operator, config.contract.customResource, {
+            runner: deps.runner,
+            kube,
+            logger: deps.logger,
+            signal: deps.signal,
+            cluster: { provider: access.provider, name: access.name },
+          });
     const scenarioDeps = (workDir: string): ScenarioDeps => ({
+      operators,
       contract: config.contract,
       kube,
       upstream: { kubeconfigPath: access.kubeconfigPath, context: access.context },

@@ -58,6 +58,13 @@ export async function prepareRun(
     environment,
     { prefix: names.prefix },
   );
+  if (contract.operator.mode === "deployed" && cluster.provider !== "kind") {
+    // Said before anything starts; prepareDeployedOperators says it again for runKit's other callers.
+    throw new UsageError(
+      "config/deploy-needs-kind",
+      `${contract.file}: operator.deploy runs the operator in the cluster, which needs ${names.prefix}cluster kind (not ${cluster.provider}); use operator.command to run it as a local process instead`,
+    );
+  }
   const reportDir = resolve(request.reportDir ?? "reconcile-conformance-report");
   const parallel = request.parallel === undefined ? undefined : Number(request.parallel);
   if (parallel !== undefined && (!Number.isInteger(parallel) || parallel < 1)) {

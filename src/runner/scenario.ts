@@ -6,7 +6,7 @@ import { evaluateReadiness } from "../contract/readiness.js";
 import { describeError } from "../errors.js";
 import { isNotFound } from "../kube/api-errors.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
-import { OperatorProcess } from "../operator/operator-process.js";
+import type { OperatorLauncher, OperatorUnderTest } from "../operator/operator-under-test.js";
 import { ApiProxy } from "../proxy/api-proxy.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import type { Clock } from "../util/clock.js";
@@ -25,6 +25,8 @@ export interface ScenarioDeps {
   readonly clock: Clock;
   /** Leave namespaces in place (for --keep on failure). */
   readonly keep: () => boolean;
+  /** Makes each scenario's operator, as the contract runs it (a local process, or a Deployment). */
+  readonly operators: OperatorLauncher;
   /** Where the time goes, for the run benchmark. */
   readonly timings?: Timings;
 }
@@ -106,7 +108,7 @@ export class Scenario {
     readonly name: string,
     readonly namespace: string,
     readonly proxy: ApiProxy,
-    readonly operator: OperatorProcess,
+    readonly operator: OperatorUnderTest,
     /** The kit's writes, through the proxy: logged as `actor: kit`. */
     readonly kit: KubeClient,
     private readonly deps: ScenarioDeps,
@@ -141,34 +143,13 @@ export class Scenario {
       const proxy = await ApiProxy.start({
         upstream: deps.upstream,
         logDir: workDir,
+        ...(deps.operators.proxyListenAddress ? { listenAddress: deps.operators.proxyListenAddress } : {}),
         quietNamespace: namespace,
         logger: deps.logger,
         clock: deps.clock,
       });
       cleanups.push({ what: "the proxy", run: () => proxy.close() });
-      const { contract } = deps;
-      // A namespaced operator is given this scenario's namespace: it sees nothing of other scenarios.
-      const scope = contract.operator.namespaced;
-      const operator = new OperatorProcess({
-        command: {
-          argv:
-            scope && "arg" in scope
-              ? [...contract.operator.argv, `${scope.arg}=${namespace}`]
-              : contract.operator.argv,
-          env:
-            scope && "env" in scope
-              ? { ...contract.operator.env, [scope.env]: namespace }
-              : contract.operator.env,
-          passThroughEnv: contract.operator.passThroughEnv,
-          cwd: contract.operator.cwd,
-        },
-        proxy,
-        customResource: contract.customResource,
-        workDir,
-        kube: deps.kube,
-        startTimeoutMs: contract.operator.startTimeoutMs,
-        logger: deps.logger,
-      });
+      const operator = deps.operators.launch({ namespace, proxy, workDir, kube: deps.kube });
       cleanups.push({ what: "the operator", run: () => operator.stop() });
       const kit = proxy.kitClient();
       cleanups.push({ what: "the kit's client", run: () => Promise.resolve(kit.close()) });

@@ -13,6 +13,8 @@ import {
   SCHEMA_FILE,
 } from "../../scripts/generate-schema.js";
 import { exampleDir } from "../support/webapp-example.js";
+import { deployedSetup } from "../../src/operator/deployed/deployed-operator.js";
+import { operatorManifests } from "../../src/operator/deployed/manifests.js";
 
 const CRD = {
   apiVersion: "apiextensions.k8s.io/v1",
@@ -61,6 +63,7 @@ describe("loadContract", () => {
     expect(contract).toMatchObject({
       file,
       operator: {
+        mode: "process",
         argv: ["./manager", "--leader-elect=false"],
         cwd: dir,
         env: {},
@@ -84,6 +87,60 @@ describe("loadContract", () => {
     });
   });
 
+  it("takes the operator deployed from its image and manifests instead of a command", async () => {
+    const file = await contractDir({
+      ...minimal,
+      operator: {
+        deploy: { image: "example.com/widget-operator:ci", manifests: "config/default" },
+        namespaced: { arg: "--watch-namespace" },
+      },
+    });
+    const contract = await loadContract(file);
+    expect(contract.operator).toEqual({
+      mode: "deployed",
+      deploy: { image: "example.com/widget-operator:ci", manifests: ["config/default"], loadImage: true },
+      dir: join(file, ".."),
+      env: {},
+      startTimeoutMs: 60_000,
+      namespaced: { arg: "--watch-namespace" },
+    });
+  });
+
+  it.each([
+    [
+      { command: ["./manager"], deploy: { image: "op:ci", manifests: "m.yaml" } },
+      "operator.deploy: expected either command",
+    ],
+    [{ env: { A: "b" } }, "operator.command: expected command"],
+    [
+      { deploy: { image: "op:ci", manifests: "m.yaml" }, workingDir: "src" },
+      "operator.workingDir: only for command",
+    ],
+    [{ deploy: { image: "Op:CI", manifests: "m.yaml" } }, "operator.deploy.image: expected the image"],
+  ])("refuses operator %j, naming the field", async (operator, message) => {
+    expect(await loadError({ ...minimal, operator })).toContain(message);
+  });
+
+  it("loads the example operator's deployed-mode contract, whose manifests name one operator Deployment", async () => {
+    const contract = await loadContract(join(exampleDir, "reconcile-conformance.deployed.yaml"));
+    if (contract.operator.mode !== "deployed") throw new Error("expected operator.deploy");
+    const noRunner = { run: () => Promise.reject(new Error("plain YAML needs no command")) };
+    const { objects, target } = await operatorManifests(contract.operator.deploy, {
+      runner: noRunner,
+      contractDir: contract.operator.dir,
+    });
+    expect(target).toMatchObject({
+      name: "webapp-operator",
+      namespace: "webapp-system",
+      container: "manager",
+    });
+    const setup = deployedSetup(objects, target, "172.18.0.1");
+    expect(setup.scenarioObjects.map((o) => `${o.kind}/${o.metadata?.name}`)).toEqual([
+      "ServiceAccount/webapp-operator",
+    ]);
+    expect(JSON.stringify(target.deployment)).toContain('"image":"webapp-operator:ci"');
+  });
+
   it("loads the bundled example operator's contract", async () => {
     const contract = await loadContract(join(exampleDir, "reconcile-conformance.yaml"));
     expect(contract.customResource).toEqual({
@@ -96,7 +153,7 @@ describe("loadContract", () => {
       { spec: { replicas: 2 } },
       { spec: { port: 9090, args: ["--greeting=bonjour"] } },
     ]);
-    expect(contract.operator.cwd).toBe(exampleDir);
+    expect(contract.operator).toMatchObject({ mode: "process", cwd: exampleDir });
   });
 
   it("compiles a CEL readiness expression once and evaluates it", async () => {
@@ -215,7 +272,8 @@ describe("the published JSON Schema", () => {
     ]) {
       expect(reference).toContain(`| \`${path}\` |`);
     }
-    expect(reference).toMatch(/\| `operator\.command` \| list of string \| \*\*required\*\* \|/);
+    expect(reference).toMatch(/\| `operator\.command` \| list of string \| optional \|/);
+    expect(reference).toMatch(/\| `operator\.deploy\.image` \| string \| \*\*required\*\* \|/);
     expect(reference).toMatch(/\| `quietPeriod` \| string \| `"1.5s"` \|/);
   });
 

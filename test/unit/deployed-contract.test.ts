@@ -5,7 +5,7 @@ import {
   operatorDeploySchema,
   operatorModeIssues,
   parseOperatorDeploy,
-} from "../../src/operator/deployed/deploy-contract.js";
+} from "../../src/contract/operator-deploy.js";
 
 /** The proposed `operator` of contract-schema.ts, cut to the fields the mode rule reads. */
 const proposedOperator = z

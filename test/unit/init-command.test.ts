@@ -7,10 +7,17 @@ import { describe, expect, it } from "vitest";
 import { initCommand } from "../../src/cli/init-command.js";
 import type { CommandContext } from "../../src/cli/main.js";
 import { contractJsonSchema } from "../../src/contract/contract-schema.js";
-import { loadContract } from "../../src/contract/load-contract.js";
+import { loadContract, type Contract, type ProcessOperator } from "../../src/contract/load-contract.js";
 import { ExitCode, UsageError } from "../../src/errors.js";
 import { pathExists } from "../../src/util/files.js";
 import { exampleDir } from "../support/webapp-example.js";
+
+/** The contract's operator, which init always writes as a local command. */
+function processOperator(contract: Contract): ProcessOperator {
+  if (contract.operator.mode !== "process")
+    throw new Error(`expected operator.command, got ${contract.operator.mode}`);
+  return contract.operator;
+}
 
 const WEBAPP_CRD = "config/crd/bases/demo.reconcile-conformance.dev_webapps.yaml";
 const WEBAPP_SAMPLE = "config/samples/demo_v1alpha1_webapp.yaml";
@@ -46,6 +53,7 @@ async function project(files: Record<string, string>): Promise<string> {
 const KUBEBUILDER_MAIN = (extraFlags: string) => `package main
 
 import (
+
 	"flag"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -189,7 +197,7 @@ describe("init", () => {
       resource: "webapps",
       kind: "WebApp",
     });
-    expect(contract.operator.argv).toEqual([
+    expect(processOperator(contract).argv).toEqual([
       "go",
       "run",
       "./cmd/main.go",
@@ -197,7 +205,7 @@ describe("init", () => {
       "--metrics-bind-address=0",
       "--health-probe-bind-address=0",
     ]);
-    expect(contract.operator.cwd).toBe(dir);
+    expect(processOperator(contract).cwd).toBe(dir);
     expect(contract.operator.namespaced).toEqual({ arg: "--watch-namespace" });
     // The sample has replicas: 1; the CRD types it as an integer >= 0.
     expect(contract.updates).toEqual([{ spec: { replicas: 2 } }]);
@@ -319,9 +327,9 @@ describe("init", () => {
     );
     expect(code).toBe(ExitCode.ok);
     const contract = await loadContract(output);
-    expect(contract.operator.argv).toEqual(["./bin/op", "--greeting", "hello there", '--x=a"b']);
+    expect(processOperator(contract).argv).toEqual(["./bin/op", "--greeting", "hello there", '--x=a"b']);
     // The contract is elsewhere: the command still runs in the project.
-    expect(contract.operator.cwd).toBe(dir);
+    expect(processOperator(contract).cwd).toBe(dir);
     expect(contract.crds.map((c) => [c.file, c.object.metadata?.name])).toEqual([
       [join(dir, "manifests/crds.yaml"), "widgets.example.com"],
       [join(dir, "manifests/crds.yaml"), "gizmos.example.com"],
@@ -362,7 +370,7 @@ describe("init", () => {
       context,
     );
     const contract = await loadContract(join(dir, "reconcile-conformance.yaml"));
-    expect(contract.operator.argv).toEqual(["./bin/manager", "--leader-elect=false"]);
+    expect(processOperator(contract).argv).toEqual(["./bin/manager", "--leader-elect=false"]);
     expect(log()).toMatch(/warning: .*no main\.go found.*give --command/);
   });
 
@@ -373,8 +381,8 @@ describe("init", () => {
     const contract = await loadContract(output);
     expect(contract.crds.map((c) => c.file)).toEqual([join(exampleDir, "crds/webapp.yaml")]);
     expect(contract.sample.file).toBe(join(exampleDir, "samples/webapp.yaml"));
-    expect(contract.operator.argv.slice(0, 3)).toEqual(["go", "run", "."]);
-    expect(contract.operator.cwd).toBe(exampleDir);
+    expect(processOperator(contract).argv.slice(0, 3)).toEqual(["go", "run", "."]);
+    expect(processOperator(contract).cwd).toBe(exampleDir);
     expect(contract.operator.namespaced).toEqual({ arg: "--watch-namespace" });
   });
 

@@ -68,6 +68,9 @@ describe("the project's workflows", () => {
     expect(workflow.jobs.merge?.needs).toBe("sharded");
     expect(JSON.stringify(workflow.jobs.merge?.steps)).toContain("dist/cli.js merge");
     expect(JSON.stringify(workflow.jobs.mutant?.steps)).toContain("WEBAPP_BUG");
+    const deployed = JSON.stringify(workflow.jobs["deployed-mode"]?.steps);
+    expect(deployed).toContain("docker build -t webapp-operator:ci examples/webapp-operator");
+    expect(deployed).toContain("reconcile-conformance.deployed.yaml");
   });
 });
 

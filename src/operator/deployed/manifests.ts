@@ -6,7 +6,7 @@ import { defaultKubeBinDir, processEnvironment } from "../../cluster/cluster-con
 import { InfrastructureError, UsageError } from "../../errors.js";
 import type { KubeObject } from "../../kube/kube-client.js";
 import { tailLines, type CommandRunner } from "../../process/command-runner.js";
-import type { OperatorDeploy } from "./deploy-contract.js";
+import type { OperatorDeploy } from "../../contract/operator-deploy.js";
 
 const FIELD = "operator.deploy.manifests";
 

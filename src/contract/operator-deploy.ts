@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../errors.js";
 
 /**
  * `operator.deploy`: the operator runs in the cluster as its own image and
