@@ -1,16 +1,9 @@
 import * as core from "@actions/core";
-import type { CheckReport, Status } from "../report/report-model.js";
+import { MARK } from "../report/console-reporter.js";
+import type { CheckReport } from "../report/report-model.js";
 import type { ProgressReporter } from "../runner/run-kit.js";
 import type { CheckDefinition } from "../suites/check.js";
 import type { Logger } from "../util/logger.js";
-
-const MARK: Record<Status, string> = {
-  passed: "PASS",
-  failed: "FAIL",
-  warned: "WARN",
-  skipped: "SKIP",
-  inconclusive: "INCONCLUSIVE",
-};
 
 /**
  * Progress in the job log: each phase and each suite's checks folded in a

@@ -72,24 +72,7 @@ export function processCommandLine(pid: number): string | undefined {
  * but had no time to record, e.g. when it was killed mid-start.
  */
 export function findProcessesByArgument(fragment: string): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  const found: number[] = [];
-  for (const entry of entries) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-      if (commandLine.includes(fragment) && isProcessAlive(pid)) found.push(pid);
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return found;
+  return findProcesses("cmdline", (words) => words.join(" ").includes(fragment));
 }
 
 /**
@@ -99,6 +82,11 @@ export function findProcessesByArgument(fragment: string): number[] {
  * process the kit marked, even one that left its process group.
  */
 export function findProcessesByEnvironment(entry: string): number[] {
+  return findProcesses("environ", (entries) => entries.includes(entry));
+}
+
+/** Live processes (other than this one) whose /proc/<pid>/<file>, split at NULs, satisfies `test`. */
+function findProcesses(file: "cmdline" | "environ", test: (parts: string[]) => boolean): number[] {
   let entries: string[];
   try {
     entries = readdirSync("/proc");
@@ -110,8 +98,8 @@ export function findProcessesByEnvironment(entry: string): number[] {
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try {
-      const environment = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
-      if (environment.includes(entry) && isProcessAlive(pid)) found.push(pid);
+      if (test(readFileSync(`/proc/${pid}/${file}`, "utf8").split("\0")) && isProcessAlive(pid))
+        found.push(pid);
     } catch {
       // Gone while we looked, or another user's process (its environment is not ours to read).
     }

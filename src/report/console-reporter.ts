@@ -3,7 +3,8 @@ import type { ProgressReporter } from "../runner/run-kit.js";
 import type { CheckReport, RunReport, Status } from "./report-model.js";
 import type { StatusLine } from "./status-line.js";
 
-const MARK: Record<Status, string> = {
+/** How a log line names a status (the console's and the job log's). */
+export const MARK: Record<Status, string> = {
   passed: "PASS",
   failed: "FAIL",
   warned: "WARN",

@@ -44,6 +44,15 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+/** Runs the main step of a job with `inputs` (and `env`): the job, the step, its outputs and its JSON report. */
+async function mainStep(inputs: Record<string, string>, env?: Record<string, string>) {
+  const job = await actionJob(inputs, env);
+  const main = await runStep(job, "index.js");
+  const outputs = await readFileCommands(job.files.output);
+  const report = JSON.parse(await readFile(outputs["report-json"] ?? "", "utf8")) as RunReport;
+  return { job, main, outputs, report };
+}
+
 beforeAll(() => {
   exampleOperatorBinary(); // built before the step starts it, so no step waits on a compile
 });
@@ -55,10 +64,7 @@ describe("the Action on the reference operator", () => {
   let report: RunReport;
 
   beforeAll(async () => {
-    job = await actionJob({ config, cluster: "kwok", suites: "drift" });
-    main = await runStep(job, "index.js");
-    outputs = await readFileCommands(job.files.output);
-    report = JSON.parse(await readFile(outputs["report-json"] ?? "", "utf8")) as RunReport;
+    ({ job, main, outputs, report } = await mainStep({ config, cluster: "kwok", suites: "drift" }));
   }, 300_000);
 
   it("passes the step and sets the outputs", () => {
@@ -122,10 +128,10 @@ describe("the Action on a mutant", () => {
   beforeAll(async () => {
     // stale-retry retries a conflicted child update with the object it read before the conflict:
     // conflict/child-update must fail, with the stale resend among the writes (as in self-test.yml).
-    job = await actionJob({ config, cluster: "kwok", suites: "conflict" }, { WEBAPP_BUG: "stale-retry" });
-    main = await runStep(job, "index.js");
-    outputs = await readFileCommands(job.files.output);
-    report = JSON.parse(await readFile(outputs["report-json"] ?? "", "utf8")) as RunReport;
+    ({ job, main, outputs, report } = await mainStep(
+      { config, cluster: "kwok", suites: "conflict" },
+      { WEBAPP_BUG: "stale-retry" },
+    ));
   }, 300_000);
 
   it("fails the step with exit code 1 and says which check failed", () => {

@@ -3,11 +3,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { cleanCommand } from "../../src/cli/clean-command.js";
-import type { CommandContext } from "../../src/cli/main.js";
 import { findLeftovers, removeLeftovers } from "../../src/cleanup/leftovers.js";
 import {
   kwokRecordPath,
@@ -28,6 +26,7 @@ import { isProcessAlive, processGroupMembers, signalProcess } from "../../src/pr
 import { pathExists } from "../../src/util/files.js";
 import { silentLogger } from "../../src/util/logger.js";
 import { pollUntil } from "../../src/util/poll.js";
+import { runInContext } from "../support/command-context.js";
 import { uniqueClusterName } from "../support/kwok-cluster.js";
 import { exampleDir, exampleOperatorBinary } from "../support/webapp-example.js";
 
@@ -127,31 +126,12 @@ async function killKit(kit: Kit): Promise<void> {
   expect(exit.signal, kit.output.stderr).toBe("SIGKILL");
 }
 
-function capture() {
-  let text = "";
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
-
 /** `clean` in-process, on the sandbox's cache. */
-async function clean(box: Sandbox, args: string[] = []) {
-  const stdout = capture();
-  const stderr = capture();
-  const context: CommandContext = {
+function clean(box: Sandbox, args: string[] = []) {
+  return runInContext((context) => cleanCommand(args, context), {
     runner: zxCommandRunner,
     environment: box.environment,
-    stdout: stdout.stream,
-    stderr: stderr.stream,
-    signal: new AbortController().signal,
-    logger: silentLogger,
-  };
-  const code = await cleanCommand(args, context);
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
+  });
 }
 
 /** `clean` through the committed bundle, on the sandbox's cache. */
@@ -255,6 +235,30 @@ beforeAll(() => {
   operatorBinary = exampleOperatorBinary();
 }, 600_000);
 
+/** Starts `run` of the example contract's drift suite, on a cluster of the sandbox named after `prefix`. */
+async function startDriftRun(box: Sandbox, prefix: string): Promise<{ name: string; kit: Kit }> {
+  const name = clusterName(box, prefix);
+  const contract = await exampleContract(box, operatorBinary);
+  const kit = startKit(box, [
+    "run",
+    ...["--config", contract, "--suite", "drift", "--name", name],
+    ...["--report-dir", join(box.root, "report")],
+  ]);
+  return { name, kit };
+}
+
+/**
+ * SIGKILL to a run of the cluster `name` whose operator runs; asserts that an operator outlived
+ * it, and returns every process it left: the operators', the control plane's, the sandbox's.
+ */
+async function killRun(box: Sandbox, name: string, kit: Kit): Promise<number[]> {
+  await killKit(kit);
+  const operators = await operatorProcesses(box);
+  const started = [...operators, ...(await pidFilePids(box, name)), ...sandboxProcesses(box)];
+  expect(operators.filter(isProcessAlive).length).toBeGreaterThan(0);
+  return started;
+}
+
 describe("clean after a kit killed with SIGKILL", () => {
   it("removes the control plane of a cluster create killed midway", async () => {
     const box = await sandbox();
@@ -298,13 +302,7 @@ describe("clean after a kit killed with SIGKILL", () => {
 
   it("removes the operator and the cluster of a run killed while its operator runs", async () => {
     const box = await sandbox();
-    const name = clusterName(box, "rc-clean-run");
-    const contract = await exampleContract(box, operatorBinary);
-    const kit = startKit(box, [
-      "run",
-      ...["--config", contract, "--suite", "drift", "--name", name],
-      ...["--report-dir", join(box.root, "report")],
-    ]);
+    const { name, kit } = await startDriftRun(box, "rc-clean-run");
 
     await pollUntil(
       async () => {
@@ -316,10 +314,7 @@ describe("clean after a kit killed with SIGKILL", () => {
       },
       { description: "an operator process of the run", timeoutMs: 120_000, intervalMs: 20 },
     );
-    await killKit(kit);
-    const operators = await operatorProcesses(box);
-    const started = [...operators, ...(await pidFilePids(box, name)), ...sandboxProcesses(box)];
-    expect(operators.filter(isProcessAlive).length).toBeGreaterThan(0);
+    const started = await killRun(box, name, kit);
     const kinds = (await findLeftovers(box.environment)).map((l) => [l.kind, l.ownerPid]);
     expect(kinds).toContainEqual(["operator", kit.pid]);
     expect(kinds).toContainEqual(["kwok-cluster", kit.pid]);
@@ -336,13 +331,7 @@ describe("clean after a kit killed with SIGKILL", () => {
 
   it("removes everything of a run killed in the middle of a scenario", async () => {
     const box = await sandbox();
-    const name = clusterName(box, "rc-clean-scenario");
-    const contract = await exampleContract(box, operatorBinary);
-    const kit = startKit(box, [
-      "run",
-      ...["--config", contract, "--suite", "drift", "--name", name],
-      ...["--report-dir", join(box.root, "report")],
-    ]);
+    const { name, kit } = await startDriftRun(box, "rc-clean-scenario");
 
     // A drift scenario under way: its step was announced (the reference's operator is done by
     // then) and the scenario's own operator runs.
@@ -358,10 +347,7 @@ describe("clean after a kit killed with SIGKILL", () => {
       },
       { description: "a drift scenario under way", timeoutMs: 180_000, intervalMs: 20 },
     );
-    await killKit(kit);
-    const operators = await operatorProcesses(box);
-    const started = [...operators, ...(await pidFilePids(box, name)), ...sandboxProcesses(box)];
-    expect(operators.filter(isProcessAlive).length).toBeGreaterThan(0);
+    const started = await killRun(box, name, kit);
 
     const cleaned = await clean(box);
 

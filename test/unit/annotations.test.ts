@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { annotationsOf } from "../../src/report/annotations.js";
-import type { CheckReport, RunReport, ScenarioReport } from "../../src/report/report-model.js";
+import type { ScenarioReport } from "../../src/report/report-model.js";
+import { reportFixture } from "../support/report-fixture.js";
 
 const CONTRACT = {
   file: "examples/webapp-operator/reconcile-conformance.yaml",
@@ -23,37 +24,7 @@ const CONTRACT = {
 const SAMPLE_LINE = 6;
 const UPDATE_LINES = [9, 11];
 
-function check(
-  id: string,
-  level: CheckReport["level"],
-  status: CheckReport["status"],
-  scenarios: ScenarioReport[],
-): CheckReport {
-  return { id, level, status, durationMs: 1, docs: `docs/checks/${id}.md`, scenarios };
-}
-
-function scenario(
-  target: string,
-  status: ScenarioReport["status"],
-  message: string,
-  notes?: string[],
-): ScenarioReport {
-  return { target, status, message, durationMs: 1, ...(notes ? { evidence: { notes } } : {}) };
-}
-
-function runReport(checks: CheckReport[]): RunReport {
-  return {
-    apiVersion: "reconcile-conformance.dev/v1alpha1",
-    kind: "Report",
-    status: "failed",
-    strict: false,
-    startedAt: "2025-06-01T10:00:00.000Z",
-    durationMs: 1,
-    contract: CONTRACT.file,
-    cluster: { provider: "kwok" },
-    checks,
-  };
-}
+const { check, scenario, runReport } = reportFixture({ run: { contract: CONTRACT.file } });
 
 const report = runReport([
   check("cluster/optimistic-concurrency", "MUST", "failed", [
@@ -112,7 +83,7 @@ describe("annotationsOf", () => {
     ["update 1 in the target", scenario("status write for update 1", "failed", "m"), UPDATE_LINES[0]],
     [
       "spec 2 in a note",
-      scenario("t", "failed", "m", ["claimed Ready for generation 3 (spec 2)"]),
+      scenario("t", "failed", "m", { notes: ["claimed Ready for generation 3 (spec 2)"] }),
       UPDATE_LINES[1],
     ],
     ["spec 1 in the message", scenario("t", "failed", "status write #4 (spec 1) too early"), UPDATE_LINES[0]],

@@ -2,10 +2,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanCommand } from "../../src/cli/clean-command.js";
-import type { CommandContext } from "../../src/cli/main.js";
 import {
   describeProcess,
   operatorRecordDir,
@@ -20,7 +18,6 @@ import type { ClusterEnvironment } from "../../src/cluster/cluster-config.js";
 import { ExitCode } from "../../src/errors.js";
 import type { KubeClient } from "../../src/kube/kube-client.js";
 import { OperatorProcess } from "../../src/operator/operator-process.js";
-import type { CommandRunner } from "../../src/process/command-runner.js";
 import {
   findProcessesByEnvironment,
   isProcessAlive,
@@ -29,7 +26,7 @@ import {
 } from "../../src/process/process-table.js";
 import type { ApiProxy } from "../../src/proxy/api-proxy.js";
 import { WriteLog } from "../../src/proxy/write-log.js";
-import { silentLogger } from "../../src/util/logger.js";
+import { runInContext } from "../support/command-context.js";
 
 // Operator process groups, recorded and cleaned: real processes (sleep) in
 // groups of their own, the way OperatorProcess starts operators, and records
@@ -67,32 +64,8 @@ function startGroup(marker?: string): number {
   return child.pid;
 }
 
-function capture() {
-  let text = "";
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
-
-const noRunner: CommandRunner = { run: () => Promise.reject(new Error("nothing should run")) };
-
-async function clean(environment: ClusterEnvironment, args: string[] = []) {
-  const stdout = capture();
-  const stderr = capture();
-  const context: CommandContext = {
-    runner: noRunner,
-    environment,
-    stdout: stdout.stream,
-    stderr: stderr.stream,
-    signal: new AbortController().signal,
-    logger: silentLogger,
-  };
-  const code = await cleanCommand(args, context);
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
+function clean(environment: ClusterEnvironment, args: string[] = []) {
+  return runInContext((context) => cleanCommand(args, context), { environment });
 }
 
 async function recordOperator(

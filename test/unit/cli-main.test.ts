@@ -1,36 +1,12 @@
 import { readFile } from "node:fs/promises";
-import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { main, type CliDeps } from "../../src/cli/main.js";
+import { main } from "../../src/cli/main.js";
 import { ExitCode } from "../../src/errors.js";
-import type { CommandRunner } from "../../src/process/command-runner.js";
 import { VERSION } from "../../src/version.js";
+import { runInContext } from "../support/command-context.js";
 
-function capture() {
-  let text = "";
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
-
-const noRunner: CommandRunner = { run: () => Promise.reject(new Error("nothing should run")) };
-
-async function run(args: string[]) {
-  const stdout = capture();
-  const stderr = capture();
-  const deps: CliDeps = {
-    runner: noRunner,
-    environment: { env: {}, homeDir: "/nonexistent" },
-    stdout: stdout.stream,
-    stderr: stderr.stream,
-    signal: new AbortController().signal,
-  };
-  const code = await main(args, deps);
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
+function run(args: string[]) {
+  return runInContext((deps) => main(args, deps), { environment: { env: {}, homeDir: "/nonexistent" } });
 }
 
 describe("CLI main", () => {

@@ -12,21 +12,12 @@ import {
   renderSchema,
   SCHEMA_FILE,
 } from "../../scripts/generate-schema.js";
+import { exampleCrd } from "../support/crd-fixture.js";
 import { exampleDir } from "../support/webapp-example.js";
 import { deployedSetup } from "../../src/operator/deployed/deployed-operator.js";
 import { operatorManifests } from "../../src/operator/deployed/manifests.js";
 
-const CRD = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "widgets.example.com" },
-  spec: {
-    group: "example.com",
-    scope: "Namespaced",
-    names: { plural: "widgets", singular: "widget", kind: "Widget" },
-    versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object" } } }],
-  },
-};
+const CRD = exampleCrd({ plural: "widgets", singular: "widget", kind: "Widget" }, { type: "object" });
 const SAMPLE = { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w" }, spec: { size: 1 } };
 
 /** A contract directory with a CRD and a sample; `contract` is written as YAML (or as text when a string). */

@@ -1,5 +1,3 @@
-import { chmod, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { InfrastructureError } from "../../src/errors.js";
@@ -12,6 +10,7 @@ import {
 } from "../../src/operator/deployed/host-address.js";
 import { kindLoadImageArgs, loadImageIntoKind } from "../../src/operator/deployed/kind-image.js";
 import type { CommandResult, CommandRunner, RunOptions } from "../../src/process/command-runner.js";
+import { pathWith } from "../support/executables.js";
 
 /** Records what would run; answers with a fixed result. */
 function recordingRunner(result: Partial<CommandResult> = {}) {
@@ -23,16 +22,6 @@ function recordingRunner(result: Partial<CommandResult> = {}) {
     },
   };
   return { runner, calls };
-}
-
-/** A directory holding executables with the given names (contents irrelevant: the runner is fake). */
-async function pathWith(...names: string[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "rc-path-"));
-  for (const name of names) {
-    await writeFile(join(dir, name), "#!/bin/sh\n");
-    await chmod(join(dir, name), 0o755);
-  }
-  return dir;
 }
 
 async function caught(promise: Promise<unknown>): Promise<InfrastructureError> {

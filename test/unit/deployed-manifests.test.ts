@@ -14,6 +14,7 @@ import {
   withOperatorImage,
 } from "../../src/operator/deployed/manifests.js";
 import type { CommandResult, CommandRunner } from "../../src/process/command-runner.js";
+import { refusingRunner } from "../support/command-context.js";
 
 const FIXTURE = join(import.meta.dirname, "../fixtures/deployed-operator/config-default.yaml");
 
@@ -29,7 +30,7 @@ function recordingRunner(result: Partial<CommandResult> = {}) {
   return { runner, calls };
 }
 
-const noRunner: CommandRunner = { run: () => Promise.reject(new Error("nothing should run")) };
+const noRunner = refusingRunner();
 
 async function caught(promise: Promise<unknown>): Promise<Error> {
   try {

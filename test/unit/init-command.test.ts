@@ -1,15 +1,15 @@
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { Writable } from "node:stream";
 import { stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { initCommand } from "../../src/cli/init-command.js";
-import type { CommandContext } from "../../src/cli/main.js";
 import { contractJsonSchema } from "../../src/contract/contract-schema.js";
 import { loadContract, type Contract, type ProcessOperator } from "../../src/contract/load-contract.js";
 import { ExitCode, UsageError } from "../../src/errors.js";
 import { pathExists } from "../../src/util/files.js";
+import { commandContext, refusingRunner } from "../support/command-context.js";
+import { exampleCrd } from "../support/crd-fixture.js";
 import { exampleDir } from "../support/webapp-example.js";
 
 /** The contract's operator, which init always writes as a local command. */
@@ -25,19 +25,15 @@ const WEBAPP_SAMPLE = "config/samples/demo_v1alpha1_webapp.yaml";
 /** A CommandContext whose logger lines are kept; nothing may run a command. */
 function testContext() {
   const lines: string[] = [];
-  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const context: CommandContext = {
-    runner: { run: () => Promise.reject(new Error("init must not run commands")) },
+  const { context } = commandContext({
+    runner: refusingRunner("init must not run commands"),
     environment: { env: {}, homeDir: "/nonexistent" },
-    stdout: sink,
-    stderr: sink,
-    signal: new AbortController().signal,
     logger: {
       info: (m) => lines.push(m),
       warn: (m) => lines.push(`warning: ${m}`),
       debug: () => {},
     },
-  };
+  });
   return { context, log: () => lines.join("\n") };
 }
 
@@ -94,51 +90,23 @@ async function kubebuilderProject(main: string): Promise<string> {
 }
 
 const WIDGET_CRDS = [
-  {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "widgets.example.com" },
-    spec: {
-      group: "example.com",
-      scope: "Namespaced",
-      names: { plural: "widgets", singular: "widget", kind: "Widget" },
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: {
-                spec: {
-                  type: "object",
-                  properties: {
-                    mode: { type: "string", pattern: "^[a-z]+$" },
-                    size: { type: "integer", minimum: 1, maximum: 3 },
-                  },
-                },
-                status: { type: "object", properties: { count: { type: "integer" } } },
-              },
-            },
+  exampleCrd(
+    { plural: "widgets", singular: "widget", kind: "Widget" },
+    {
+      type: "object",
+      properties: {
+        spec: {
+          type: "object",
+          properties: {
+            mode: { type: "string", pattern: "^[a-z]+$" },
+            size: { type: "integer", minimum: 1, maximum: 3 },
           },
         },
-      ],
+        status: { type: "object", properties: { count: { type: "integer" } } },
+      },
     },
-  },
-  {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "gizmos.example.com" },
-    spec: {
-      group: "example.com",
-      scope: "Namespaced",
-      names: { plural: "gizmos", singular: "gizmo", kind: "Gizmo" },
-      versions: [
-        { name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object" } } },
-      ],
-    },
-  },
+  ),
+  exampleCrd({ plural: "gizmos", singular: "gizmo", kind: "Gizmo" }, { type: "object" }),
 ];
 const WIDGET = {
   apiVersion: "example.com/v1",

