@@ -18,6 +18,7 @@ import { createProxyCertificate, type ProxyCertificate } from "./proxy-certifica
 import { ReadLog, readParameters, type ReadQuery } from "./read-log.js";
 import { classifyRequest, isMutating, type RequestInfo } from "./request-classifier.js";
 import { watchEventStream, type WatchEvent } from "./watch-events.js";
+import { WatchFaults, type ArmedWatchFault, type WatchFaultSpec } from "./watch-faults.js";
 import { WriteHandler, type WriteAnswer } from "./write-handler.js";
 import { WriteLog, type WriteEntry } from "./write-log.js";
 import { registerSecret } from "../util/secrets.js";
@@ -92,6 +93,8 @@ export class ApiProxy {
   private operatorToken = secret(randomBytes(32).toString("hex"));
   private readonly kitToken = secret(randomBytes(32).toString("hex"));
   private crashHandler: (() => Promise<KillRecord>) | undefined;
+  /** The operator's watch faults (hold, coalesce) and the gates of its open watch streams. */
+  private readonly watchFaults = new WatchFaults();
   private operatorRun = 0;
   private operatorWritesInFlight = 0;
   private lastOperatorWriteAt: number;
@@ -191,6 +194,17 @@ export class ApiProxy {
   /** Arms a fault for one matching operator write. */
   arm(spec: FaultSpec): ArmedFault {
     return this.faults.arm(spec);
+  }
+
+  /**
+   * Arms a watch fault on the operator's watches of one resource (those
+   * open now and those it opens later) until it is released: `hold` keeps
+   * the matched objects' events back, `coalesce` delivers only their last
+   * states. Arm it once the operator has synced: it would hold initial
+   * events too.
+   */
+  armWatch(spec: WatchFaultSpec): ArmedWatchFault {
+    return this.watchFaults.arm(spec);
   }
 
   /** Writes a kubeconfig for the operator: the proxy's address and the operator's token. */
@@ -410,7 +424,12 @@ export class ApiProxy {
         ? upstreamRes.pipe(
             watchEventStream(upstreamRes.headers["content-type"], {
               contentEncoding: upstreamRes.headers["content-encoding"],
-              ...(actor === "operator" ? { onEvent: (event) => this.recordDelivery(info, run, event) } : {}),
+              ...(actor === "operator"
+                ? {
+                    onEvent: (event) => this.recordDelivery(info, run, event),
+                    gate: (send) => this.watchFaults.gateFor(info, send, res),
+                  }
+                : {}),
             }),
           )
         : upstreamRes;

@@ -3,7 +3,8 @@
  *
  * This is the one seam where the proxy sees a watch as a sequence of events
  * rather than as bytes, so that a fault can hold, delay or drop an event
- * there. Today every event is passed through as it came.
+ * there (watch-gate.ts); without an armed watch fault every event is passed
+ * through as it came.
  *
  * Guarantees:
  * - Bytes are never changed: the concatenation of every emitted chunk is the
@@ -33,6 +34,7 @@
 import { Transform } from "node:stream";
 import { lengthDelimited, protobufKind, protobufMetadata } from "./protobuf-metadata.js";
 import { isRecord } from "../util/records.js";
+import type { WatchGate } from "./watch-gate.js";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
 
@@ -164,24 +166,41 @@ export class WatchEventSplitter {
  */
 export function watchEventStream(
   contentType: string | undefined,
-  options: WatchEventSplitterOptions & { readonly onEvent?: (event: WatchEvent) => void } = {},
+  options: WatchEventSplitterOptions & {
+    /** Each event as it is sent on (after the gate, when there is one). */
+    readonly onEvent?: (event: WatchEvent) => void;
+    /**
+     * Makes the stream's gate (watch faults: hold, coalesce) from the
+     * function that sends an event on; without one, every event is sent as
+     * it comes.
+     */
+    readonly gate?: (send: (event: WatchEvent) => void) => WatchGate;
+  } = {},
 ): Transform {
   const splitter = new WatchEventSplitter(contentType, options);
-  const emit = (stream: Transform, event: WatchEvent) => {
-    options.onEvent?.(event);
-    stream.push(event.bytes);
-  };
-  return new Transform({
+  const stream: Transform = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
-      for (const event of splitter.push(chunk)) emit(this, event);
+      for (const event of splitter.push(chunk)) {
+        if (gate) gate.pass(event);
+        else send(event);
+      }
       callback();
     },
     flush(callback) {
+      // What a fault still holds goes out before the stream ends: a watch restarted after this
+      // one would start past it, and the API server would never send it again.
+      gate?.end();
       const rest = splitter.end();
-      if (rest.length > 0) emit(this, { bytes: rest });
+      if (rest.length > 0) send({ bytes: rest });
       callback();
     },
   });
+  function send(event: WatchEvent): void {
+    options.onEvent?.(event);
+    stream.push(event.bytes);
+  }
+  const gate = options.gate?.(send);
+  return stream;
 }
 
 function parseJsonEvent(bytes: Buffer): WatchEvent | undefined {

@@ -76,12 +76,26 @@ export class WatchGate {
   private readonly armed = new Map<string, Armed>();
   private arrivals = 0;
 
-  constructor(private readonly send: (event: WatchEvent) => void) {}
+  constructor(
+    private readonly send: (event: WatchEvent) => void,
+    /** Told what each fault delivered when an ERROR event or the stream's end made it deliver. */
+    private readonly onFlushed: (proof: GateProof) => void = () => undefined,
+  ) {}
 
   /** Starts a fault on this stream: from now on it takes the events it matches. */
   arm(fault: GateFault): void {
     if (this.armed.has(fault.id)) throw new Error(`watch fault ${fault.id} is armed already`);
     this.armed.set(fault.id, { fault, taken: [], bookmarksWithheld: 0 });
+  }
+
+  /** Whether the fault `id` is armed on this stream. */
+  has(id: string): boolean {
+    return this.armed.has(id);
+  }
+
+  /** What the fault `id` holds now. */
+  heldBy(id: string): HeldEvent[] {
+    return (this.armed.get(id)?.taken ?? []).map(describe);
   }
 
   /** Whether some fault holds an event now. */
@@ -139,6 +153,7 @@ export class WatchGate {
     const proofs: GateProof[] = [];
     const deliveries: Taken[] = [];
     for (const [id, armed] of this.armed) {
+      if (armed.taken.length === 0 && armed.bookmarksWithheld === 0) continue;
       const delivered = armed.fault.mode === "hold" ? armed.taken : coalesced(armed.taken);
       deliveries.push(...delivered);
       proofs.push({
@@ -148,8 +163,10 @@ export class WatchGate {
         bookmarksWithheld: armed.bookmarksWithheld,
       });
       armed.taken.length = 0;
+      armed.bookmarksWithheld = 0;
     }
     for (const taken of deliveries.sort((a, b) => a.order - b.order)) this.send(taken.event);
+    for (const proof of proofs) this.onFlushed(proof);
     return proofs;
   }
 }
