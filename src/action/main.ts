@@ -53,8 +53,7 @@ export async function runAction(): Promise<void> {
     });
     progress.close();
     const files = await writeReportFiles(report, prepared.reportDir, docsBase(process.env));
-    await core.summary.addRaw(files.summaryMarkdown).write();
-    await annotate(report);
+    // The verdict first: outputs and the step's outcome must not depend on the presentation after it.
     setOutputs(report, files);
     const code = exitCodeOfReport(report);
     if (code !== 0 && settings.failOnViolation) {
@@ -63,6 +62,15 @@ export async function runAction(): Promise<void> {
     } else if (code !== 0) {
       core.warning(`${failureMessage(report)} (fail-on-violation is false: the step passes)`);
     }
+    await core.summary
+      .addRaw(files.summaryMarkdown)
+      .write()
+      .catch((error: unknown) =>
+        core.warning(`could not write the job summary (${describeError(error)}); it is in ${files.summary}`),
+      );
+    await annotate(report).catch((error: unknown) =>
+      core.warning(`could not annotate the contract: ${describeError(error)}`),
+    );
   } catch (error) {
     progress.close();
     core.setFailed(describeError(error));
@@ -119,7 +127,11 @@ async function annotate(report: RunReport): Promise<void> {
 /** Links from the summary to the check docs of the version of the action that ran. */
 function docsBase(env: NodeJS.ProcessEnv): { docsBaseUrl?: string } {
   const server = env.GITHUB_SERVER_URL;
-  const repository = env.GITHUB_ACTION_REPOSITORY || env.GITHUB_REPOSITORY;
-  const ref = env.GITHUB_ACTION_REF || env.GITHUB_SHA;
+  // The action's repository and ref together, or the workflow's own (`uses: ./`) together: never
+  // one of each (the action's are empty inside composite actions).
+  const [repository, ref] =
+    env.GITHUB_ACTION_REPOSITORY && env.GITHUB_ACTION_REF
+      ? [env.GITHUB_ACTION_REPOSITORY, env.GITHUB_ACTION_REF]
+      : [env.GITHUB_REPOSITORY, env.GITHUB_SHA];
   return server && repository && ref ? { docsBaseUrl: `${server}/${repository}/blob/${ref}` } : {};
 }

@@ -93,6 +93,8 @@ export class ApiProxy {
   private operatorToken = secret(randomBytes(32).toString("hex"));
   private readonly kitToken = secret(randomBytes(32).toString("hex"));
   private crashHandler: (() => Promise<KillRecord>) | undefined;
+  /** The operator's open watch streams (all of the current token). */
+  private readonly operatorWatches = new Set<http.ServerResponse>();
   /** The operator's watch faults (hold, coalesce) and the gates of its open watch streams. */
   private readonly watchFaults = new WatchFaults();
   private operatorRun = 0;
@@ -236,6 +238,10 @@ export class ApiProxy {
    */
   revokeOperatorToken(): void {
     this.operatorToken = secret(randomBytes(32).toString("hex"));
+    // Its open watches too: a killed process's would close with it; a Pod's would go on for as long
+    // as its container takes to stop, feeding a dead run events.
+    for (const watch of this.operatorWatches) watch.destroy();
+    this.operatorWatches.clear();
   }
 
   /**
@@ -420,6 +426,10 @@ export class ApiProxy {
       // A watch's headers must leave now (its first event may be minutes away); any other answer's
       // go out with its first bytes: one TLS write instead of two.
       if (watching) res.flushHeaders();
+      if (watching && actor === "operator") {
+        this.operatorWatches.add(res);
+        res.once("close", () => this.operatorWatches.delete(res));
+      }
       const body = watching
         ? upstreamRes.pipe(
             watchEventStream(upstreamRes.headers["content-type"], {
@@ -427,7 +437,10 @@ export class ApiProxy {
               ...(actor === "operator"
                 ? {
                     onEvent: (event) => this.recordDelivery(info, run, event),
-                    gate: (send) => this.watchFaults.gateFor(info, send, res),
+                    gate: (send) =>
+                      this.watchFaults.gateFor(info, send, res, {
+                        sendsInitialEvents: /[?&]sendInitialEvents=true(&|$)/.test(req.url ?? ""),
+                      }),
                   }
                 : {}),
             }),

@@ -55,19 +55,20 @@ export class WatchFaults {
     info: { readonly group: string; readonly resource: string },
     send: (event: WatchEvent) => void,
     response: ServerResponse,
+    options: { readonly sendsInitialEvents: boolean },
   ): WatchGate {
     const record = (proof: GateProof) => this.armed.get(proof.id)?.proofs.push(proof);
-    const stream: Stream = { resource: resourceKey(info), gate: new WatchGate(send, record) };
+    const stream: Stream = { resource: resourceKey(info), gate: new WatchGate(send, record, options) };
     for (const [id, fault] of this.armed) {
       if (resourceKey(fault.spec) !== stream.resource) continue;
       stream.gate.arm({ id, mode: fault.spec.mode, match: fault.spec.match });
       fault.streams++;
     }
     this.streams.add(stream);
+    // A stream that ends normally has flushed its gate already (watchEventStream's flush); one
+    // cut before its end delivers nothing more, and its proof says so.
     response.once("close", () => {
-      // A stream cut before its end (the operator's side closed) loses what it held, as a real
-      // client's would; the proof still has it as taken and delivered (sent into a closed stream).
-      stream.gate.end();
+      stream.gate.abandon();
       this.streams.delete(stream);
     });
     return stream.gate;

@@ -71,16 +71,27 @@ interface Armed {
 }
 
 const OBJECT_EVENTS: readonly ObjectEventType[] = ["ADDED", "MODIFIED", "DELETED"];
+/** The annotation of the bookmark that ends a watch-list stream's initial events (in JSON and protobuf alike). */
+const INITIAL_EVENTS_END = Buffer.from("k8s.io/initial-events-end");
 
 export class WatchGate {
   private readonly armed = new Map<string, Armed>();
   private arrivals = 0;
 
+  /** Initial events of a watch-list stream are never held: the informer's cache sync waits for them. */
+  private initialEvents: boolean;
+  /** The last bookmark withheld: sent once nothing is held, so the reflector's position moves on again. */
+  private withheldBookmark: WatchEvent | undefined;
+
   constructor(
     private readonly send: (event: WatchEvent) => void,
     /** Told what each fault delivered when an ERROR event or the stream's end made it deliver. */
     private readonly onFlushed: (proof: GateProof) => void = () => undefined,
-  ) {}
+    /** The stream asked for its initial state as events (sendInitialEvents=true, client-go's watch-list). */
+    options: { readonly sendsInitialEvents?: boolean } = {},
+  ) {
+    this.initialEvents = options.sendsInitialEvents ?? false;
+  }
 
   /** Starts a fault on this stream: from now on it takes the events it matches. */
   arm(fault: GateFault): void {
@@ -106,11 +117,20 @@ export class WatchGate {
   /** One event from the API server: sent now, or taken by a fault. */
   pass(event: WatchEvent): void {
     const type = event.type;
-    if (type === undefined) return this.send(event); // bytes the splitter could not frame
+    if (type === undefined) {
+      // Bytes the splitter could no longer frame: held frames must not land inside them.
+      this.flushAll();
+      return this.send(event);
+    }
+    if (this.initialEvents) {
+      if (type === "BOOKMARK" && event.bytes.includes(INITIAL_EVENTS_END)) this.initialEvents = false;
+      return this.send(event);
+    }
     if (type === "BOOKMARK") {
       const holders = [...this.armed.values()].filter((a) => a.taken.length > 0);
       if (holders.length === 0) return this.send(event);
       for (const holder of holders) holder.bookmarksWithheld++;
+      this.withheldBookmark = event;
       return;
     }
     if (type === "ERROR") {
@@ -136,6 +156,7 @@ export class WatchGate {
     this.armed.delete(id);
     const delivered = armed.fault.mode === "hold" ? armed.taken : coalesced(armed.taken);
     for (const taken of delivered) this.send(taken.event);
+    this.sendWithheldBookmark();
     return {
       id,
       taken: armed.taken.map(describe),
@@ -166,8 +187,45 @@ export class WatchGate {
       armed.bookmarksWithheld = 0;
     }
     for (const taken of deliveries.sort((a, b) => a.order - b.order)) this.send(taken.event);
+    this.sendWithheldBookmark();
     for (const proof of proofs) this.onFlushed(proof);
     return proofs;
+  }
+
+  /**
+   * The stream was cut (its client went away, or its upstream failed):
+   * nothing can be delivered any more. What the faults held is reported as
+   * taken and never delivered.
+   */
+  abandon(): GateProof[] {
+    const proofs: GateProof[] = [];
+    for (const [id, armed] of this.armed) {
+      if (armed.taken.length === 0) continue;
+      proofs.push({
+        id,
+        taken: armed.taken.map(describe),
+        delivered: [],
+        bookmarksWithheld: armed.bookmarksWithheld,
+      });
+      armed.taken.length = 0;
+      armed.bookmarksWithheld = 0;
+    }
+    this.withheldBookmark = undefined;
+    for (const proof of proofs) this.onFlushed(proof);
+    return proofs;
+  }
+
+  /**
+   * Its resourceVersion is at least that of every event held when it came:
+   * once they are all delivered, it moves the reflector's last
+   * resourceVersion past them again (they came after the other objects'
+   * later events, and set it back).
+   */
+  private sendWithheldBookmark(): void {
+    if (this.holding || !this.withheldBookmark) return;
+    const bookmark = this.withheldBookmark;
+    this.withheldBookmark = undefined;
+    this.send(bookmark);
   }
 }
 

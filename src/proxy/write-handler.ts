@@ -81,7 +81,8 @@ type Metadata = ProtobufMetadata;
 export class WriteHandler {
   /** Operator runs that were killed: their writes still arriving are dropped. */
   private readonly killedRuns = new Set<number>();
-  private crashInProgress = false;
+  /** The run being killed while a crash-after is under way. */
+  private crashingRun: number | undefined;
   private readonly droppedDuringCrash: number[] = [];
   /** Owner UIDs of objects seen in answers, for matching writes whose body does not say. */
   private readonly owners = new Map<string, readonly string[]>();
@@ -144,9 +145,18 @@ export class WriteHandler {
     };
   }
 
-  /** A write of a run that is being, or was, killed never reaches the server. */
+  /**
+   * A write of a run that is being, or was, killed never reaches the server.
+   * During a crash, that is every run up to the one being killed: a crash
+   * handler that starts the next run before it returns (an operator in a
+   * Pod, whose replacement comes up on its own) lets that run's writes through.
+   */
   private isDropped(write: IncomingWrite): boolean {
-    return write.actor === "operator" && (this.crashInProgress || this.killedRuns.has(write.run ?? 0));
+    const run = write.run ?? 0;
+    return (
+      write.actor === "operator" &&
+      (this.killedRuns.has(run) || (this.crashingRun !== undefined && run <= this.crashingRun))
+    );
   }
 
   /** Logs a write of a killed run that never reached the server; a fault that had taken it fails. */
@@ -258,7 +268,7 @@ export class WriteHandler {
     const { answer } = forwarded;
     // One crash at a time: a write answered while another crash is under way is not a crash line.
     const crash =
-      this.crashInProgress || this.isDropped(request.write)
+      this.crashingRun !== undefined || this.isDropped(request.write)
         ? undefined
         : this.deps.faults.takeAfter(forwarded.entry);
     const entry = crash ? { ...forwarded.entry, fault: crash.id } : forwarded.entry;
@@ -274,8 +284,8 @@ export class WriteHandler {
     crash: TakenFault,
     answer: BufferedAnswer,
   ): Promise<WriteAnswer> {
-    this.crashInProgress = true; // from here on, no other operator write gets through
     const run = entry.run ?? 0;
+    this.crashingRun = run; // from here on, no other write of this run (or an older one) gets through
     this.killedRuns.add(run);
     this.droppedDuringCrash.length = 0;
     try {
@@ -289,7 +299,7 @@ export class WriteHandler {
       crash.fail(error);
       return { kind: "answer", answer };
     } finally {
-      this.crashInProgress = false;
+      this.crashingRun = undefined;
     }
   }
 

@@ -27,7 +27,7 @@ const CLUSTER_SUITES: ReadonlySet<string> = new Set(["cluster"]);
  * the contract line it is about when there is one.
  *
  * Which line, checked in this order:
- * 1. a failing scenario's target, else its message, else its evidence notes
+ * 1. a failing scenario's message (what went wrong), else its target, else its evidence notes
  *    names a spec the way the suites do: "update k" is the contract's
  *    `updates[k-1]`; "spec k" is the sample with the first k updates
  *    applied, so its last update `updates[k-1]`, and "spec 0" the `sample`
@@ -110,7 +110,7 @@ function lineOf(
   lines: ContractLines,
 ): number | undefined {
   for (const scenario of failing) {
-    const texts = [scenario.target, scenario.message, ...(scenario.evidence?.notes ?? [])];
+    const texts = [scenario.message, scenario.target, ...(scenario.evidence?.notes ?? [])];
     const spec = texts.map(specNamedIn).find((s) => s !== undefined);
     if (spec === undefined) continue;
     const line = spec === 0 ? lines.sample : lines.updates[spec - 1];

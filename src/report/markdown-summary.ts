@@ -308,9 +308,11 @@ export function md(text: string): string {
 
 /** A fenced code block whose fence is longer than any run of backticks in the text. */
 function fenced(language: string, text: string): string {
-  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  // Measured on the text as written: removing colour codes can join two runs of backticks.
+  const written = printable(text);
+  const longest = Math.max(0, ...[...written.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(Math.max(3, longest + 1));
-  return `${fence}${language}\n${printable(text)}\n${fence}`;
+  return `${fence}${language}\n${written}\n${fence}`;
 }
 
 function docsUrl(check: CheckReport, docsBaseUrl: string | undefined): string {

@@ -111,8 +111,12 @@ export function mergeReports(shards: readonly ShardReport[]): RunReport {
       scenarios.set(target, {
         target,
         status: "inconclusive",
-        message:
-          "a shard left this scenario to the others, and none ran it: the shards derived different targets from their reference runs",
+        message: `shard(s) ${shards
+          .filter(({ report }) => report.checks.some((c) => c.id === id && c.elsewhere?.includes(target)))
+          .map(({ report }) => `${report.shard?.index}/${report.shard?.count}`)
+          .join(
+            ", ",
+          )} left this scenario to the others, and none ran it: the shards derived different targets (a reference run that differed), or the one it belongs to could not compute its reference or did not select the check`,
         durationMs: 0,
       });
     }

@@ -85,6 +85,15 @@ export const drift: Suite = {
         );
       }
       if (selected.has(deletedChild.id)) {
+        if (discovered.children.length === 0) {
+          results.push({
+            check: deletedChild.id,
+            target: "children",
+            status: "skipped",
+            message: "the operator created no child on its way to the reference: nothing to delete",
+            durationMs: 0,
+          });
+        }
         results.push(
           ...(await context.sideBySide(discovered.children, (child) => {
             context.progress(`deleting ${describeRef(child.ref)}`);

@@ -120,6 +120,15 @@ export const idempotency: Suite = {
       }
     }
     if (selected.has(preexistingChild.id)) {
+      if (reference.children.length === 0) {
+        results.push({
+          check: preexistingChild.id,
+          target: "children",
+          status: "skipped",
+          message: "the operator created no child on its way to the reference: none can exist first",
+          durationMs: 0,
+        });
+      }
       for (const child of reference.children) {
         tasks.push(() => {
           context.progress(`a pre-existing ${child.ref.kind}/${child.ref.name}`);

@@ -152,6 +152,8 @@ describe("a deployed operator in a scenario", () => {
 
   it("crashes after a write: the old token refused, the Pod replaced, the new run with a new token", async () => {
     const before = await podNames();
+    // The old run's open watch: it ends with the crash, as a killed process's would.
+    const oldWatch = await first.watch({ apiVersion: "v1", kind: "ConfigMap", namespace }, () => undefined);
     const fault = proxy.arm({ kind: "crash-after", match: { verb: "create", resource: "configmaps" } });
     // The crashed write succeeds, but its answer never reaches the operator.
     const write = first
@@ -178,6 +180,15 @@ describe("a deployed operator in a scenario", () => {
     });
 
     expect(await statusOf(first)).toBe(401);
+    const ended = await Promise.race([
+      // Cut by the proxy: the stream ends, cleanly or with a reset.
+      oldWatch.done.then(
+        () => "ended",
+        () => "ended",
+      ),
+      new Promise((resolve) => setTimeout(() => resolve("still open"), 5_000)),
+    ]);
+    expect(ended).toBe("ended");
     const after = await podNames();
     expect(after).not.toContain(kill?.pod);
 

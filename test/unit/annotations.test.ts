@@ -126,6 +126,18 @@ describe("annotationsOf", () => {
     expect(annotationsOf({ ...strict, strict: true }).map((a) => a.level)).toEqual(["error"]);
   });
 
+  it("points at the update a message is about before the one its target names", () => {
+    const [annotation] = annotationsOf(
+      runReport([
+        check("conflict/status-update", "MUST", "failed", [
+          scenario("status write for update 1", "failed", "the concurrent update 2 did not survive"),
+        ]),
+      ]),
+      CONTRACT,
+    );
+    expect(annotation?.line).toBe(UPDATE_LINES[1]);
+  });
+
   it("caps the message, one line per verdict, saying how many more there are", () => {
     const many = Array.from({ length: 100 }, (_, i) =>
       scenario(`Deployment/web-${i}`, "failed", `drifted\nover ${"two ".repeat(100)}lines`),

@@ -182,7 +182,12 @@ describe("patchOperatorDeployment on a kubebuilder config/default rendering", ()
     const patched = patchOperatorDeployment(edited, patch);
     const operator = operatorContainer(patched);
     expect(operator.command).toEqual(["/manager", "--zap-devel"]);
-    expect(operator.args).toEqual(["--leader-elect", "-v=2"]);
+    // A --kubeconfig it had now names the mounted kubeconfig (BuildConfigFromFlags reads no KUBECONFIG).
+    expect(operator.args).toEqual([
+      "--leader-elect",
+      "-v=2",
+      "--kubeconfig=/var/run/reconcile-conformance/kubeconfig",
+    ]);
     expect(operator.env).toEqual([
       { name: "KUBECONFIG", value: "/var/run/reconcile-conformance/kubeconfig" },
       { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },

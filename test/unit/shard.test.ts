@@ -107,7 +107,9 @@ describe("mergeReports", () => {
     ]);
     const [crash] = merged.checks;
     expect(crash?.scenarios.find((s) => s.target === "#9")?.status).toBe("inconclusive");
-    expect(crash?.scenarios.find((s) => s.target === "#9")?.message).toContain("none ran it");
+    expect(crash?.scenarios.find((s) => s.target === "#9")?.message).toContain(
+      "shard(s) 1/2 left this scenario to the others, and none ran it",
+    );
     expect(merged.status).toBe("inconclusive");
   });
 

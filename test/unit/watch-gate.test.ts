@@ -38,17 +38,63 @@ describe("WatchGate hold", () => {
     expect(g.holding).toBe(false);
   });
 
-  it("forwards no bookmark while it holds something, and forwards them again once released", () => {
-    const { g, labels } = gate();
+  it("forwards no bookmark while it holds something; once released, the last one withheld, then the rest", () => {
+    const { g, sent, labels } = gate();
     g.arm({ id: "h1", mode: "hold", match: { name: "web" } });
     g.pass(event("BOOKMARK", "", "9"));
     g.pass(event("MODIFIED", "web", "10"));
+    const last = event("BOOKMARK", "", "13");
     g.pass(event("BOOKMARK", "", "11"));
-    g.pass(event("BOOKMARK", "", "13"));
+    g.pass(last);
+    expect(labels()).toEqual(["BOOKMARK"]);
     const proof = g.release("h1");
-    g.pass(event("BOOKMARK", "", "14"));
+    // The withheld bookmark follows the held events: the reflector's position moves past them again.
     expect(labels()).toEqual(["BOOKMARK", "MODIFIED web@10", "BOOKMARK"]);
+    expect(sent.at(-1)).toBe(last);
+    g.pass(event("BOOKMARK", "", "14"));
+    expect(labels()).toEqual(["BOOKMARK", "MODIFIED web@10", "BOOKMARK", "BOOKMARK"]);
     expect(proof.bookmarksWithheld).toBe(2);
+  });
+
+  it("holds nothing of a watch-list stream's initial events, up to the bookmark that ends them", () => {
+    const sent: WatchEvent[] = [];
+    const g = new WatchGate((e) => sent.push(e), undefined, { sendsInitialEvents: true });
+    g.arm({ id: "h", mode: "hold", match: { name: "web" } });
+    g.pass(event("ADDED", "web", "10"));
+    const end = {
+      bytes: Buffer.from(
+        '{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"10","annotations":{"k8s.io/initial-events-end":"true"}}}}\n',
+      ),
+      type: "BOOKMARK" as const,
+    };
+    g.pass(end);
+    g.pass(event("MODIFIED", "web", "11"));
+    expect(sent.map((e) => e.type)).toEqual(["ADDED", "BOOKMARK"]);
+    expect(g.heldBy("h").map((e) => e.resourceVersion)).toEqual(["11"]);
+  });
+
+  it("reports what a cut stream held as taken and never delivered", () => {
+    const proofs: unknown[] = [];
+    const sent: WatchEvent[] = [];
+    const g = new WatchGate(
+      (e) => sent.push(e),
+      (p) => proofs.push(p),
+    );
+    g.arm({ id: "h", mode: "hold", match: {} });
+    g.pass(event("MODIFIED", "web", "10"));
+    g.abandon();
+    expect(sent).toEqual([]);
+    expect(proofs).toMatchObject([{ id: "h", taken: [{ name: "web" }], delivered: [] }]);
+  });
+
+  it("delivers what it holds before bytes it can no longer frame", () => {
+    const { g, sent } = gate();
+    g.arm({ id: "h", mode: "hold", match: {} });
+    const held = event("MODIFIED", "web", "10");
+    const raw = { bytes: Buffer.from("unframed") };
+    g.pass(held);
+    g.pass(raw);
+    expect(sent).toEqual([held, raw]);
   });
 
   it("takes only the event types it names, and keeps an object it holds in order even for other types", () => {

@@ -182,6 +182,7 @@ export class DeployedOperator implements OperatorUnderTest {
     this.pods = new OperatorPods({
       kube: seat.kube,
       deployment: { name: setup.target.name, namespace: seat.namespace },
+      container: setup.target.container,
     });
     seat.proxy.setCrashHandler(() => this.crash());
   }
@@ -253,11 +254,12 @@ export class DeployedOperator implements OperatorUnderTest {
         `operator: could not save the log of run ${this.runs} before its Pod's ${why}: ${describeError(error)}`,
       ),
     );
+    // Before the replacement exists: deleting a Lease it had already taken would depose it.
+    await releaseOperatorLeases(seat.proxy, seat.kube, logger);
     this.beginRun();
     await this.writeKubeconfigSecret();
     const { oldPod, newPod } = await this.pods.crash();
     logger.info(`operator: ${why}: deleted Pod ${oldPod.name}; run ${this.runs} is Pod ${newPod.name}`);
-    await releaseOperatorLeases(seat.proxy, seat.kube, logger);
     return oldPod.name;
   }
 

@@ -11,11 +11,12 @@ export const KUBECONFIG_SECRET_KEY = "kubeconfig";
 export const DEFAULT_KUBECONFIG_MOUNT_PATH = "/var/run/reconcile-conformance";
 
 /**
- * Flags that would point the operator somewhere other than KUBECONFIG:
+ * Flags that would point the operator somewhere other than the proxy:
  * controller-runtime and client-go read `--kubeconfig` before the
- * environment, and `--master` (client-go's BuildConfigFromFlags, as in
- * sample-controller) overrides the server the kubeconfig names. Go's flag
- * package takes one dash as well as two.
+ * environment (a `--kubeconfig` the operator had is given back naming the
+ * mounted kubeconfig), and `--master` (client-go's BuildConfigFromFlags, as
+ * in sample-controller) overrides the server the kubeconfig names. Go's
+ * flag package takes one dash as well as two.
  */
 const BYPASSING_FLAGS = ["kubeconfig", "master"];
 
@@ -121,8 +122,15 @@ export function patchOperatorDeployment(deployment: KubeObject, patch: OperatorD
   for (const [name, value] of variables) env = withVariable(env, name, value);
   operator.env = env;
 
+  const kubeconfigFlag = [...(operator.command ?? []).slice(1), ...(operator.args ?? [])].some((word) =>
+    /^--?kubeconfig(=|$)/.test(word),
+  );
   if (operator.command) operator.command = withoutFlags(operator.command, BYPASSING_FLAGS, 1);
   let args = operator.args ? withoutFlags(operator.args, BYPASSING_FLAGS, 0) : undefined;
+  // An operator given --kubeconfig may build its config from flags alone (client-go's
+  // BuildConfigFromFlags tries the in-cluster config before KUBECONFIG): it keeps the flag, now
+  // naming the mounted kubeconfig.
+  if (kubeconfigFlag) args = [...(args ?? []), `--kubeconfig=${kubeconfigPathIn(patch.mountPath)}`];
   if (patch.namespaced && "arg" in patch.namespaced) {
     const flag = patch.namespaced.arg.replace(/^-+/, "");
     args = [...withoutFlags(args ?? [], [flag], 0), `${patch.namespaced.arg}=${patch.namespaced.namespace}`];

@@ -12,6 +12,13 @@ export interface OperatorPod {
   readonly uid: string;
   /** Pending, Running, Succeeded, Failed, Unknown. */
   readonly phase: string;
+  /**
+   * Whether the operator runs in it: its operator container's state is
+   * running (a Pod stays Pending while a sidecar still pulls its image, and
+   * Running while the operator container crash-loops); the phase when the
+   * Pod reports no such container.
+   */
+  readonly running: boolean;
   readonly createdAt?: string;
 }
 
@@ -26,6 +33,8 @@ export interface OperatorPodsOptions {
   readonly kube: KubeClient;
   /** The operator's Deployment. */
   readonly deployment: { readonly name: string; readonly namespace: string };
+  /** The operator's container in the Pod (its state decides whether the operator runs). */
+  readonly container?: string;
   /** How long a crash waits for the replacement Pod; default 60 s. */
   readonly replaceTimeoutMs?: number;
 }
@@ -60,7 +69,14 @@ const deploymentShape = z.looseObject({
 const ownedShape = z.looseObject({ metadata: objectMeta });
 const podShape = z.looseObject({
   metadata: objectMeta,
-  status: z.looseObject({ phase: z.string().optional() }).optional(),
+  status: z
+    .looseObject({
+      phase: z.string().optional(),
+      containerStatuses: z
+        .array(z.looseObject({ name: z.string(), state: z.record(z.string(), z.unknown()).optional() }))
+        .optional(),
+    })
+    .optional(),
 });
 
 /** A Deployment's spec.selector. */
@@ -143,11 +159,14 @@ export class OperatorPods {
         const { metadata, status } = meta.data;
         const owner = controllerOf(metadata, "ReplicaSet");
         if (owner === undefined || !ownReplicaSets.has(owner) || metadata.deletionTimestamp) return [];
+        const phase = status?.phase ?? "Unknown";
+        const container = status?.containerStatuses?.find((c) => c.name === this.options.container);
         return [
           {
             name: metadata.name,
             uid: metadata.uid,
-            phase: status?.phase ?? "Unknown",
+            phase,
+            running: container ? container.state?.running !== undefined : phase === "Running",
             ...(metadata.creationTimestamp ? { createdAt: metadata.creationTimestamp } : {}),
           },
         ];
@@ -165,7 +184,7 @@ export class OperatorPods {
   }
 
   private onlyRunning(pods: readonly OperatorPod[]): OperatorPod | undefined {
-    const running = pods.filter((pod) => pod.phase === "Running");
+    const running = pods.filter((pod) => pod.running);
     if (running.length > 1) {
       throw new InfrastructureError(
         "deploy/several-pods",
