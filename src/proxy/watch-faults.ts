@@ -11,14 +11,12 @@ export interface WatchFaultSpec {
   readonly match: WatchEventMatch;
 }
 
-/** What a watch fault did over all the streams it acted on: its proof. */
-export interface WatchFaultProof {
-  readonly id: string;
-  /** Events it took, in arrival order per stream. */
-  readonly taken: readonly HeldEvent[];
-  /** Events it delivered (at its release, or when a stream ended while it held them). */
-  readonly delivered: readonly HeldEvent[];
-  readonly bookmarksWithheld: number;
+/**
+ * What a watch fault did over all the streams it acted on, their proofs
+ * joined (taken and delivered in arrival order per stream; delivered at its
+ * release, or when a stream ended while it held them).
+ */
+export interface WatchFaultProof extends GateProof {
   /** How many of the operator's watch streams it was armed on. */
   readonly streams: number;
 }
