@@ -8,6 +8,7 @@ import { pathExists } from "../util/files.js";
 import { asRecord, isRecord } from "../util/records.js";
 import { parseFlags } from "./arguments.js";
 import type { CommandContext } from "./main.js";
+import { errnoText } from "../util/files.js";
 
 export const initFlags = {
   dir: { type: "string" },
@@ -126,9 +127,9 @@ export async function initCommand(args: string[], context: CommandContext): Prom
   });
   await mkdir(outputDir, { recursive: true });
   await writeFile(output, text, { flag: "wx" }).catch((error: unknown) => {
-    throw errnoOf(error) === "EEXIST"
+    throw errnoText(error) === "EEXIST"
       ? outputExists(output)
-      : new UsageError("init/unwritable", `init: cannot write ${output}: ${errnoOf(error)}`);
+      : new UsageError("init/unwritable", `init: cannot write ${output}: ${errnoText(error)}`);
   });
   // What init writes must load; a file that does not is removed rather than left half-right.
   try {
@@ -182,7 +183,7 @@ function outputExists(output: string): UsageError {
 
 async function requireDirectory(path: string, what: string): Promise<void> {
   const info = await stat(path).catch((error: unknown) => {
-    throw new UsageError("init/no-directory", `init: ${what}: cannot read ${path}: ${errnoOf(error)}`);
+    throw new UsageError("init/no-directory", `init: ${what}: cannot read ${path}: ${errnoText(error)}`);
   });
   if (!info.isDirectory())
     throw new UsageError("init/no-directory", `init: ${what}: ${path} is not a directory`);
@@ -198,7 +199,7 @@ async function findCrds(
   if (flag !== undefined) {
     const path = resolve(flag);
     const info = await stat(path).catch((error: unknown) => {
-      throw new UsageError("init/no-crds", `init: --crds ${flag}: cannot read ${path}: ${errnoOf(error)}`);
+      throw new UsageError("init/no-crds", `init: --crds ${flag}: cannot read ${path}: ${errnoText(error)}`);
     });
     const found = await crdsIn(info.isDirectory() ? await yamlFiles(path) : [path]);
     if (found.files.length === 0) {
@@ -594,7 +595,7 @@ async function yamlFiles(dir: string): Promise<string[]> {
 /** The objects of a (multi-document) YAML file; errors name the file and the line. */
 async function readYaml(file: string, what = display(file)): Promise<Record<string, unknown>[]> {
   const text = await readFile(file, "utf8").catch((error: unknown) => {
-    throw new UsageError("init/unreadable", `init: ${what}: cannot read ${file}: ${errnoOf(error)}`);
+    throw new UsageError("init/unreadable", `init: ${what}: cannot read ${file}: ${errnoText(error)}`);
   });
   const objects: Record<string, unknown>[] = [];
   for (const document of parseAllDocuments(text)) {
@@ -609,11 +610,6 @@ async function readYaml(file: string, what = display(file)): Promise<Record<stri
     if (isRecord(value)) objects.push(value);
   }
   return objects;
-}
-
-function errnoOf(error: unknown): string {
-  const code = isRecord(error) ? error.code : undefined;
-  return typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
 }
 
 function toPosix(path: string): string {

@@ -7,6 +7,7 @@ import type { KubeObject } from "../kube/kube-client.js";
 import { contractSchema, durationMs, type ContractDocument, type SUITES } from "./contract-schema.js";
 import type { OperatorDeploy } from "./operator-deploy.js";
 import { CelCompileError, compileCelReadiness, type Readiness } from "./readiness.js";
+import { errnoText } from "../util/files.js";
 
 /** What both ways of running the operator share. */
 interface OperatorSettings {
@@ -258,9 +259,4 @@ function formatPath(path: readonly PropertyKey[]): string {
 function preview(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
-function errnoText(error: unknown): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
 }

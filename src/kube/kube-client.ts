@@ -202,12 +202,26 @@ export class KubeClient {
     });
   }
 
+  /**
+   * DELETE with DeleteOptions: a propagation policy, a grace period (0: at
+   * once), and the object's UID as a precondition (so a newer object of
+   * the same name is never deleted by mistake: 409 instead).
+   */
   async delete(
     ref: ObjectRef,
-    options: { propagationPolicy?: "Foreground" | "Background" | "Orphan" } = {},
+    options: {
+      propagationPolicy?: "Foreground" | "Background" | "Orphan";
+      gracePeriodSeconds?: number;
+      uid?: string;
+    } = {},
   ): Promise<void> {
+    const body = {
+      ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
+      ...(options.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: options.gracePeriodSeconds }),
+      ...(options.uid ? { preconditions: { uid: options.uid } } : {}),
+    };
     await this.json("DELETE", await this.objectPath(ref), {
-      body: options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : undefined,
+      body: Object.keys(body).length > 0 ? body : undefined,
     });
   }
 

@@ -53,6 +53,11 @@ export interface Suite {
   run(context: SuiteContext, selected: ReadonlySet<string>): Promise<ScenarioResult[]>;
 }
 
+/** A check with nothing to judge here, and why: the reason is its verdict's message. */
+export function skippedResult(check: string, target: string, message: string): ScenarioResult {
+  return { check, target, status: "skipped", message, durationMs: 0 };
+}
+
 /** The same verdict for every selected check of a scenario that could not reach its judgement. */
 export function inconclusiveFor(
   checks: readonly CheckDefinition[],

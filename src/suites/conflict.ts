@@ -1,4 +1,4 @@
-import { withReference, type ScenarioResult, type Suite, type SuiteContext } from "./check.js";
+import { skippedResult, withReference, type ScenarioResult, type Suite, type SuiteContext } from "./check.js";
 import { childUpdateConflict, childUpdateOne, childUpdateTargets } from "./child-update-conflict.js";
 import { statusUpdateConflict, statusUpdateOne } from "./status-update-conflict.js";
 
@@ -22,20 +22,13 @@ export const conflict: Suite = {
   },
   async run(context: SuiteContext, selected): Promise<ScenarioResult[]> {
     const { updates } = context.deps.contract;
-    const skipped = (check: string, target: string, message: string): ScenarioResult => ({
-      check,
-      target,
-      status: "skipped",
-      message,
-      durationMs: 0,
-    });
     const tasks: (() => Promise<ScenarioResult[]>)[] = [];
 
     if (selected.has(childUpdateConflict.id)) {
       tasks.push(async () => {
         if (updates.length === 0) {
           return [
-            skipped(
+            skippedResult(
               childUpdateConflict.id,
               "contract",
               "the contract has no update: nothing makes the operator write a child",
@@ -46,7 +39,7 @@ export const conflict: Suite = {
           const targets = childUpdateTargets(reference, context.deps.contract.customResource);
           if (targets.length === 0) {
             return [
-              skipped(
+              skippedResult(
                 childUpdateConflict.id,
                 "update 1",
                 "the reference updated no existing child for update 1: nothing to race with",
@@ -65,7 +58,7 @@ export const conflict: Suite = {
       tasks.push(async () => {
         if (updates.length < 2) {
           return [
-            skipped(
+            skippedResult(
               statusUpdateConflict.id,
               "contract",
               `the contract has ${updates.length} update(s); this check needs two: the second races with the status write for the first`,

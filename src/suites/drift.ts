@@ -8,6 +8,7 @@ import { normalisedName } from "../proxy/faults.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
   inScenario,
+  skippedResult,
   verdictFor,
   withReference,
   type CheckDefinition,
@@ -69,13 +70,9 @@ export const drift: Suite = {
       const results: ScenarioResult[] = [];
       if (selected.has(managedField.id)) {
         if (discovered.targets.length === 0) {
-          results.push({
-            check: managedField.id,
-            target: "children",
-            status: "skipped",
-            message: "no managed field of any child to perturb",
-            durationMs: 0,
-          });
+          results.push(
+            skippedResult(managedField.id, "children", "no managed field of any child to perturb"),
+          );
         }
         results.push(
           ...(await context.sideBySide(discovered.targets, (target) => {
@@ -86,13 +83,13 @@ export const drift: Suite = {
       }
       if (selected.has(deletedChild.id)) {
         if (discovered.children.length === 0) {
-          results.push({
-            check: deletedChild.id,
-            target: "children",
-            status: "skipped",
-            message: "the operator created no child on its way to the reference: nothing to delete",
-            durationMs: 0,
-          });
+          results.push(
+            skippedResult(
+              deletedChild.id,
+              "children",
+              "the operator created no child on its way to the reference: nothing to delete",
+            ),
+          );
         }
         results.push(
           ...(await context.sideBySide(discovered.children, (child) => {

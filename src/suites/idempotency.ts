@@ -5,6 +5,7 @@ import { NeverQuiet } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
 import {
   inconclusiveFor,
+  skippedResult,
   withoutReference,
   type CheckDefinition,
   type ScenarioResult,
@@ -101,16 +102,15 @@ export const idempotency: Suite = {
       if (!selected.has(check.id)) continue;
       const mine = lines.filter((l) => (l.write.verb === "create") === (check === crashAfterCreate));
       if (mine.length === 0) {
-        results.push({
-          check: check.id,
-          target: "write sequence",
-          status: "skipped",
-          message:
+        results.push(
+          skippedResult(
+            check.id,
+            "write sequence",
             check === crashAfterCreate
               ? "the operator created nothing on its way to the reference"
               : "the operator made no write but creates on its way to the reference",
-          durationMs: 0,
-        });
+          ),
+        );
       }
       for (const line of mine) {
         tasks.push(() => {
@@ -121,13 +121,13 @@ export const idempotency: Suite = {
     }
     if (selected.has(preexistingChild.id)) {
       if (reference.children.length === 0) {
-        results.push({
-          check: preexistingChild.id,
-          target: "children",
-          status: "skipped",
-          message: "the operator created no child on its way to the reference: none can exist first",
-          durationMs: 0,
-        });
+        results.push(
+          skippedResult(
+            preexistingChild.id,
+            "children",
+            "the operator created no child on its way to the reference: none can exist first",
+          ),
+        );
       }
       for (const child of reference.children) {
         tasks.push(() => {

@@ -84,7 +84,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  pods?.close();
   cluster?.client.close();
   await cluster?.provider.delete();
 });

@@ -228,7 +228,6 @@ export class DeployedOperator implements OperatorUnderTest {
           if (!isNotFound(error)) throw error;
         });
     }
-    this.pods.close();
   }
 
   async logTail(lines = 20): Promise<string[]> {

@@ -7,6 +7,8 @@ import { InfrastructureError, UsageError } from "../../errors.js";
 import type { KubeObject } from "../../kube/kube-client.js";
 import { tailLines, type CommandRunner } from "../../process/command-runner.js";
 import type { OperatorDeploy } from "../../contract/operator-deploy.js";
+import { errnoText } from "../../util/files.js";
+import { isRecord } from "../../util/records.js";
 
 const FIELD = "operator.deploy.manifests";
 
@@ -317,11 +319,6 @@ export function objectAt(parent: Record<string, unknown>, key: string): Record<s
   return value;
 }
 
-/** A plain JSON object (not null, not an array). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** The operator's manifests ready to apply: rendered, ordered, the operator found and given its image. */
 export async function operatorManifests(
   spec: Pick<OperatorDeploy, "manifests" | "deployment" | "container" | "image">,
@@ -353,9 +350,4 @@ async function readText(field: string, path: string): Promise<string> {
   } catch (error) {
     throw new UsageError("config/invalid", `${field}: cannot read ${path}: ${errnoText(error)}`);
   }
-}
-
-function errnoText(error: unknown): string {
-  const code = isRecord(error) ? error.code : undefined;
-  return typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
 }

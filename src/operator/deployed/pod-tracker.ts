@@ -1,9 +1,7 @@
 import { z } from "zod";
-import { InfrastructureError } from "../../errors.js";
-import { ApiError, isConflict, isNotFound } from "../../kube/api-errors.js";
-import { ApiServerConnection } from "../../kube/api-server-connection.js";
+import { InfrastructureError, throwIfAborted } from "../../errors.js";
+import { isConflict, isNotFound } from "../../kube/api-errors.js";
 import type { KubeClient } from "../../kube/kube-client.js";
-import { readStream } from "../../util/streams.js";
 import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 
 /** One Pod of the operator, as the crash bookkeeping knows it. */
@@ -111,8 +109,6 @@ function controllerOf(meta: z.output<typeof objectMeta>, kind: string): string |
  * someone else created with the same labels.
  */
 export class OperatorPods {
-  private connection: ApiServerConnection | undefined;
-
   constructor(private readonly options: OperatorPodsOptions) {}
 
   private get where(): string {
@@ -256,50 +252,26 @@ export class OperatorPods {
     }
   }
 
-  /** Closes the connection crash() opened, if any. */
-  close(): void {
-    this.connection?.close();
-    this.connection = undefined;
-  }
-
-  /**
-   * DELETE with DeleteOptions in the body. KubeClient.delete sends only a
-   * propagation policy; this goes over the same kind of connection, with
-   * the kit's own credentials, to send the grace period and precondition.
-   */
+  /** Deletes `pod` at once, and only that Pod (its UID a precondition). */
   private async deleteNow(pod: OperatorPod, signal: AbortSignal | undefined): Promise<void> {
     const { kube, deployment } = this.options;
-    const path = `${await kube.collectionPath("v1", "Pod", deployment.namespace)}/${encodeURIComponent(pod.name)}`;
-    this.connection ??= new ApiServerConnection(kube.config);
-    const body = JSON.stringify({
-      apiVersion: "v1",
-      kind: "DeleteOptions",
-      gracePeriodSeconds: 0,
-      preconditions: { uid: pod.uid },
-    });
-    const response = await this.connection.send(
-      {
-        method: "DELETE",
-        path,
-        headers: { Accept: "application/json", "Content-Type": "application/json" },
-        signal,
-        idleTimeoutMs: 30_000,
-      },
-      body,
-    );
-    const text = (await readStream(response)).toString("utf8");
-    const status = response.statusCode ?? 0;
-    if (status >= 200 && status < 300) return;
-    const error = ApiError.fromResponse("DELETE", path, status, text);
-    if (isConflict(error) || isNotFound(error)) {
-      throw new InfrastructureError(
-        "deploy/pod-replaced",
-        `cannot crash the operator: Pod ${pod.name} (uid ${pod.uid}) was ${isNotFound(error) ? "deleted" : "replaced"} before the kit could delete it; something else is restarting the operator`,
-        [error.message],
-        { cause: error },
+    throwIfAborted(signal, `deleting Pod ${pod.name}`);
+    try {
+      await kube.delete(
+        { apiVersion: "v1", kind: "Pod", namespace: deployment.namespace, name: pod.name },
+        { gracePeriodSeconds: 0, uid: pod.uid },
       );
+    } catch (error) {
+      if (isConflict(error) || isNotFound(error)) {
+        throw new InfrastructureError(
+          "deploy/pod-replaced",
+          `cannot crash the operator: Pod ${pod.name} (uid ${pod.uid}) was ${isNotFound(error) ? "deleted" : "replaced"} before the kit could delete it; something else is restarting the operator`,
+          [error instanceof Error ? error.message : String(error)],
+          { cause: error },
+        );
+      }
+      throw error;
     }
-    throw error;
   }
 }
 
