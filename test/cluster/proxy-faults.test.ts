@@ -46,6 +46,15 @@ const opened: Bench[] = [];
 async function bench(): Promise<Bench> {
   const namespace = `f-${randomBytes(3).toString("hex")}`;
   await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  // The controller manager publishes kube-root-ca.crt into a new namespace at a moment of its own;
+  // once it is there, the tests' ConfigMap watches see only the ConfigMaps they write.
+  await pollUntil(
+    async () =>
+      (await cluster.client.tryGet(ref(namespace, "kube-root-ca.crt")))
+        ? { done: true, value: undefined }
+        : { done: false, reason: "not yet published" },
+    { description: `kube-root-ca.crt in ${namespace}`, timeoutMs: 30_000 },
+  );
   const workDir = await mkdtemp(join(tmpdir(), "rc-faults-"));
   const proxy = await ApiProxy.start({
     upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
