@@ -82,7 +82,9 @@ export async function main(args: string[], deps: CliDeps): Promise<ExitCode> {
   const context: CommandContext = { ...deps, logger };
   try {
     const [command, subcommand, ...rest] = args;
-    if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    // `run --help` too: the usage error of every command points there.
+    const help = command === "help" || args.includes("--help") || args.includes("-h");
+    if (command === undefined || help) {
       deps.stdout.write(USAGE);
       return command === undefined ? ExitCode.usage : ExitCode.ok;
     }

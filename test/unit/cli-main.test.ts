@@ -32,6 +32,15 @@ describe("CLI main", () => {
 
   it("prints usage on --help and the package version on --version", async () => {
     expect((await run(["--help"])).stdout).toContain("reconcile-conformance cluster create");
+    // A command's usage error says "See: reconcile-conformance run --help": that must answer.
+    expect(await run(["run", "--bogus"])).toMatchObject({
+      code: ExitCode.usage,
+      stderr: expect.stringContaining("See: reconcile-conformance run --help") as unknown,
+    });
+    expect(await run(["run", "--help"])).toMatchObject({
+      code: ExitCode.ok,
+      stdout: expect.stringContaining("reconcile-conformance run [--config F]") as unknown,
+    });
     const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as {
       version: string;
     };
