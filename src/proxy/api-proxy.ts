@@ -13,6 +13,13 @@ import { silentLogger, type Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
 import { readStream } from "../util/streams.js";
 import { FaultPlan, type ArmedFault, type FaultSpec, type KillRecord } from "./faults.js";
+import {
+  HistoricalReads,
+  watchErrorText,
+  type HistoricalReadProof,
+  type HistoricalReadSpec,
+  type HistoricalRoute,
+} from "./historical-reads.js";
 import { proxyKubeconfig, writeProxyKubeconfig } from "./operator-kubeconfig.js";
 import { createProxyCertificate, type ProxyCertificate } from "./proxy-certificate.js";
 import { ReadLog, readParameters, type ReadQuery } from "./read-log.js";
@@ -97,6 +104,8 @@ export class ApiProxy {
   private readonly operatorWatches = new Set<http.ServerResponse>();
   /** The operator's watch faults (hold, coalesce) and the gates of its open watch streams. */
   private readonly watchFaults = new WatchFaults();
+  /** Historical reads armed for the operator's next run, when a scenario asked for them. */
+  private history: HistoricalReads | undefined;
   private operatorRun = 0;
   private operatorWritesInFlight = 0;
   private lastOperatorWriteAt: number;
@@ -207,6 +216,19 @@ export class ApiProxy {
    */
   armWatch(spec: WatchFaultSpec): ArmedWatchFault {
     return this.watchFaults.arm(spec);
+  }
+
+  /**
+   * Serves the operator's first list of each resource, from run
+   * `spec.fromRun` on, from `spec.resourceVersion` (historical-reads.ts):
+   * a restarted operator starts from a real past state and catches up
+   * through the API server's events. One at a time; `proof` says what was
+   * served and whether the API server could.
+   */
+  armHistory(spec: HistoricalReadSpec): { proof(): HistoricalReadProof } {
+    const history = new HistoricalReads(spec);
+    this.history = history;
+    return { proof: () => history.proof() };
   }
 
   /** Writes a kubeconfig for the operator: the proxy's address and the operator's token. */
@@ -392,6 +414,31 @@ export class ApiProxy {
   ): Promise<void> {
     const run = actor === "operator" ? this.operatorRun : undefined;
     const time = isoNow(this.clock);
+    const record = (code: number, url: string) => {
+      if (info.verb !== "get" && info.verb !== "list" && info.verb !== "watch") return;
+      this.readLog.record({
+        time,
+        actor,
+        ...(run === undefined ? {} : { run }),
+        verb: info.verb,
+        group: info.group,
+        version: info.version,
+        resource: info.resource,
+        ...(info.subresource ? { subresource: info.subresource } : {}),
+        ...(info.namespace ? { namespace: info.namespace } : {}),
+        ...(info.name ? { name: info.name } : {}),
+        ...readParameters(info, url),
+        code,
+      });
+    };
+    const past: HistoricalRoute =
+      run !== undefined && this.history ? this.history.route(info, req.url ?? "/", run) : { kind: "pass" };
+    if (past.kind === "refuse-watch-list") {
+      record(422, req.url ?? "/");
+      respondStatus(res, 422, "Invalid", past.message);
+      return;
+    }
+    const path = past.kind === "list-from-past" ? past.path : (req.url ?? "/");
     const controller = new AbortController();
     // The client went away (a cancelled watch): stop the upstream request too.
     res.on("close", () => {
@@ -399,27 +446,27 @@ export class ApiProxy {
     });
     const upstreamReq = await this.connection.open({
       method: req.method ?? "GET",
-      path: req.url ?? "/",
+      path,
       headers: this.forwardHeaders(req.headers, actor),
       signal: controller.signal,
     });
     upstreamReq.on("response", (upstreamRes) => {
       const status = upstreamRes.statusCode ?? 502;
-      if (info.verb === "get" || info.verb === "list" || info.verb === "watch") {
-        this.readLog.record({
-          time,
-          actor,
-          ...(run === undefined ? {} : { run }),
-          verb: info.verb,
-          group: info.group,
-          version: info.version,
-          resource: info.resource,
-          ...(info.subresource ? { subresource: info.subresource } : {}),
-          ...(info.namespace ? { namespace: info.namespace } : {}),
-          ...(info.name ? { name: info.name } : {}),
-          ...readParameters(info, req.url ?? "/"),
-          code: status,
-        });
+      record(status, path);
+      if (past.kind === "list-from-past") past.list.code = status;
+      if (past.kind === "watch-from-past") past.watch.code = status;
+      if (past.kind === "list-from-past" && status !== 200) {
+        // The past is gone (compacted) or refused: the proof keeps the server's words, the operator
+        // gets its answer as it came (its reflector retries with a list of the present).
+        void readStream(upstreamRes).then(
+          (body) => {
+            past.list.refusal = statusMessage(body);
+            res.writeHead(status, filterHeaders(upstreamRes.headers));
+            res.end(body);
+          },
+          () => res.destroy(),
+        );
+        return;
       }
       res.writeHead(status, filterHeaders(upstreamRes.headers));
       const watching = info.verb === "watch" && status === 200;
@@ -436,7 +483,11 @@ export class ApiProxy {
               contentEncoding: upstreamRes.headers["content-encoding"],
               ...(actor === "operator"
                 ? {
-                    onEvent: (event) => this.recordDelivery(info, run, event),
+                    onEvent: (event) => {
+                      if (past.kind === "watch-from-past" && event.type === "ERROR")
+                        past.watch.error ??= watchErrorText(event.bytes);
+                      this.recordDelivery(info, run, event);
+                    },
                     gate: (send) =>
                       this.watchFaults.gateFor(info, send, res, {
                         sendsInitialEvents: /[?&]sendInitialEvents=true(&|$)/.test(req.url ?? ""),
@@ -529,6 +580,17 @@ export class ApiProxy {
     }
     return headers;
   }
+}
+
+/** The message of a Status body (JSON), or its first bytes. */
+function statusMessage(body: Buffer): string {
+  try {
+    const status = JSON.parse(body.toString("utf8")) as { message?: unknown };
+    if (typeof status.message === "string") return status.message;
+  } catch {
+    // not JSON
+  }
+  return body.subarray(0, 200).toString("utf8");
 }
 
 function filterHeaders(headers: http.IncomingHttpHeaders): Record<string, string | string[]> {

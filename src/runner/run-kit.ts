@@ -18,6 +18,7 @@ import { clusterSanity } from "../suites/cluster-sanity.js";
 import { conflict } from "../suites/conflict.js";
 import { drift } from "../suites/drift.js";
 import { idempotency } from "../suites/idempotency.js";
+import { staleness } from "../suites/staleness.js";
 import { statusStability } from "../suites/status-stability.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
@@ -25,7 +26,14 @@ import { Limiter } from "../util/limiter.js";
 import { pollUntil } from "../util/poll.js";
 
 /** The suites in the order they run; the cluster's sanity first. */
-export const SUITE_MODULES: readonly Suite[] = [clusterSanity, drift, statusStability, idempotency, conflict];
+export const SUITE_MODULES: readonly Suite[] = [
+  clusterSanity,
+  drift,
+  statusStability,
+  idempotency,
+  conflict,
+  staleness,
+];
 
 /** Every check this version can judge. */
 export const KNOWN_CHECKS: readonly CheckDefinition[] = SUITE_MODULES.flatMap((s) => s.checks);

@@ -48,6 +48,9 @@ describe("kill matrix of the example operator (run --strict)", () => {
       "idempotency/recreate-same-name",
       "conflict/child-update",
       "conflict/status-update",
+      "staleness/own-create-unseen",
+      "staleness/missed-intermediate-state",
+      "staleness/restart-from-the-past",
     ]);
   });
 

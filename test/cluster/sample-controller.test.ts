@@ -49,6 +49,9 @@ describe("run on k8s.io/sample-controller", () => {
       "idempotency/recreate-same-name": "passed",
       "conflict/child-update": "failed",
       "conflict/status-update": "passed",
+      "staleness/own-create-unseen": "passed",
+      "staleness/missed-intermediate-state": "passed",
+      "staleness/restart-from-the-past": "passed",
     });
 
     // controller.go:291-293: replicas is the one field it compares, and it repairs it with an
@@ -123,6 +126,27 @@ describe("run on k8s.io/sample-controller", () => {
     const statusConflict = check("conflict/status-update")?.scenarios[0];
     expect(statusConflict?.evidence?.notes?.[0]).toMatch(/answered 409 Conflict$/);
     expect(statusConflict?.message).toMatch(/^the status write got a real 409; /);
+    // controller.go:267-277: a Deployment its lister does not show is created, and the create's
+    // AlreadyExists is returned as an error, so the Foo is requeued (rate-limited, 234) until the
+    // lister has it: a stale view costs refused creates, never a second Deployment or a delete.
+    for (const id of ["staleness/own-create-unseen", "staleness/restart-from-the-past"]) {
+      const scenario = check(id)?.scenarios[0];
+      expect(scenario?.status).toBe("passed");
+      expect(scenario?.evidence?.writes).toContainEqual(
+        expect.objectContaining({
+          write: "create deployments.apps/example-foo",
+          code: 409,
+          effect: "rejected",
+        }),
+      );
+    }
+    expect(check("staleness/restart-from-the-past")?.scenarios[0]?.evidence?.notes).toContainEqual(
+      expect.stringMatching(/^list of deployments served from \d+ \(asked: .*\): 200$/),
+    );
+    // The sync reads the Foo's spec as it is (replicas 3), whatever events came before.
+    expect(check("staleness/missed-intermediate-state")?.scenarios[0]?.evidence?.notes?.[0]).toMatch(
+      /took 2 .*delivered 1 /,
+    );
     // Foo has neither conditions nor observedGeneration: those checks say so instead of passing.
     expect(check("status-stability/last-transition-time")?.scenarios[0]?.message).toBe(
       "the custom resource reports no conditions",

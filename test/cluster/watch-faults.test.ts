@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
+import https from "node:https";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KubeClient, type KubeObject, type WatchHandle } from "../../src/kube/kube-client.js";
 import { ApiProxy } from "../../src/proxy/api-proxy.js";
+import { historicalFailures } from "../../src/proxy/historical-reads.js";
 import { pollUntil } from "../../src/util/poll.js";
 import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
 
@@ -172,5 +174,146 @@ describe("watch faults on the operator's watches", () => {
     await untilSeen("quiet", "ADDED");
     kitWatch.stop();
     kit.close();
+  });
+});
+
+describe("historical reads", () => {
+  /** A raw request with the operator's token: the body (all of it, or a watch's first `events` lines). */
+  async function operatorRequest(
+    target: ApiProxy,
+    path: string,
+    events = 0,
+  ): Promise<{ code: number; body: string }> {
+    const token = /token: (\S+)/.exec(target.operatorKubeconfigYaml())?.[1] ?? "";
+    return new Promise((resolve, reject) => {
+      const request = https.request(
+        new URL(path, target.url),
+        {
+          ca: target.certificateAuthority,
+          headers: { Authorization: `Bearer ${token}`, Accept: "application/json" },
+        },
+        (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            body += chunk;
+            if (events > 0 && body.split("\n").length > events) {
+              request.destroy();
+              resolve({ code: res.statusCode ?? 0, body });
+            }
+          });
+          res.on("end", () => resolve({ code: res.statusCode ?? 0, body }));
+          res.on("error", () => undefined);
+        },
+      );
+      request.setTimeout(15_000, () => request.destroy(new Error(`no answer to ${path} in 15 s`)));
+      request.on("error", reject);
+      request.end();
+    });
+  }
+
+  it("refuses watch-list, serves the first list from the past and lets the watch catch up from there; later lists are the present", async () => {
+    const ns = `rc-history-${randomBytes(3).toString("hex")}`;
+    await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    const dir = await mkdtemp(join(tmpdir(), "rc-history-"));
+    const past = await ApiProxy.start({
+      upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
+      logDir: dir,
+    });
+    try {
+      const cm = (name: string): KubeObject => ({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: ns },
+      });
+      const before = await cluster.client.create(cm("before"));
+      const after = await cluster.client.create(cm("after"));
+      const x = before.metadata?.resourceVersion ?? "";
+      past.beginOperatorRun(1);
+      const armed = past.armHistory({ resourceVersion: x, fromRun: 2 });
+      const list = `/api/v1/namespaces/${ns}/configmaps?limit=500&resourceVersion=0`;
+      const names = (body: string) =>
+        ((JSON.parse(body) as { items: KubeObject[] }).items ?? [])
+          .map((i) => i.metadata?.name)
+          .filter((n) => n !== "kube-root-ca.crt");
+      // Run 1 is before the restart: the present.
+      expect(names((await operatorRequest(past, list)).body)).toEqual(["after", "before"]);
+
+      past.beginOperatorRun(2);
+      const watchList = await operatorRequest(
+        past,
+        `/api/v1/namespaces/${ns}/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`,
+      );
+      expect(watchList.code).toBe(422);
+      const first = await operatorRequest(past, list);
+      expect(first.code).toBe(200);
+      expect(names(first.body)).toEqual(["before"]);
+      expect((JSON.parse(first.body) as KubeObject).metadata?.resourceVersion).toBe(x);
+      // The watch from the past brings what happened since, in order.
+      const caughtUp = await operatorRequest(
+        past,
+        `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${x}&allowWatchBookmarks=true`,
+        1,
+      );
+      const event = JSON.parse(caughtUp.body.split("\n")[0] ?? "{}") as { type: string; object: KubeObject };
+      expect([event.type, event.object.metadata?.name, event.object.metadata?.resourceVersion]).toEqual([
+        "ADDED",
+        "after",
+        after.metadata?.resourceVersion,
+      ]);
+      // Only the first list of the resource: a relist is the present.
+      expect(names((await operatorRequest(past, list)).body)).toEqual(["after", "before"]);
+
+      const proof = armed.proof();
+      expect(proof).toMatchObject({
+        resourceVersion: x,
+        refusedWatchLists: 1,
+        lists: [
+          {
+            resource: "configmaps",
+            namespace: ns,
+            servedFrom: x,
+            code: 200,
+            asked: "limit=500&resourceVersion=0",
+          },
+        ],
+        watches: [{ resource: "configmaps", namespace: ns, code: 200 }],
+      });
+      expect(historicalFailures(proof)).toEqual([]);
+      const reads = past.readLog.query({ actor: "operator", resource: "configmaps", after: 1 });
+      expect(reads.map((r) => [r.verb, r.code, r.resourceVersion, r.resourceVersionMatch])).toEqual([
+        ["watch", 422, undefined, "NotOlderThan"],
+        ["list", 200, x, "Exact"],
+        ["watch", 200, x, undefined],
+        ["list", 200, "0", undefined],
+      ]);
+    } finally {
+      await past.close();
+    }
+  });
+
+  it("says when the past is out of reach: a list the API server refuses", async () => {
+    const ns = `rc-history-${randomBytes(3).toString("hex")}`;
+    await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    const past = await ApiProxy.start({
+      upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
+    });
+    try {
+      // A revision the cluster has not reached: refused as surely as a compacted one (which a test
+      // cannot wait 5 minutes for), and through the same path.
+      const armed = past.armHistory({ resourceVersion: "999999999", fromRun: 0 });
+      const list = await operatorRequest(past, `/api/v1/namespaces/${ns}/configmaps?resourceVersion=0`);
+      expect(list.code).not.toBe(200);
+      expect(historicalFailures(armed.proof())).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^the list of configmaps at resourceVersion 999999999 was refused \\(${list.code}\\): .*resource ?version`,
+            "i",
+          ),
+        ),
+      ]);
+    } finally {
+      await past.close();
+    }
   });
 });

@@ -23,7 +23,7 @@ export interface MutantExpectation {
 }
 
 /** The suites the kit implements so far: what the matrix runs. */
-export const MATRIX_SUITES = ["drift", "status-stability", "idempotency", "conflict"];
+export const MATRIX_SUITES = ["drift", "status-stability", "idempotency", "conflict", "staleness"];
 
 export async function loadKillMatrix(): Promise<KillMatrix> {
   return parse(await readFile(join(exampleDir, "kill-matrix.yaml"), "utf8")) as KillMatrix;

@@ -55,13 +55,22 @@ const (
 	// TimestampInTemplate writes the current time into a pod-template
 	// annotation on every reconcile, rolling the Deployment each time.
 	TimestampInTemplate Bug = "timestamp-in-template"
+	// RecreateOnAlreadyExists, when a create answers AlreadyExists for a child
+	// its cache does not show yet, takes the child for an unknown leftover,
+	// deletes it and creates it again.
+	RecreateOnAlreadyExists Bug = "recreate-on-already-exists"
+	// EventDiff updates existing children only for the change it reads from
+	// an update event's old and new objects, one change per event (replicas,
+	// else the rest), so an event that carries two changes loses one.
+	EventDiff Bug = "event-diff"
 )
 
 // AllBugs lists every mutant.
 var AllBugs = []Bug{
 	GenerateName, IgnoreAlreadyExists, DeepEqualUpdate, StatusEveryReconcile, StaleRetry,
 	BlindOverwrite, RecreateOnDrift, NoDriftRepair, ReplaceWholeObject, NameWithoutUID,
-	CrashGap, EarlyReady, StaleStatusGeneration, TimestampInTemplate,
+	CrashGap, EarlyReady, StaleStatusGeneration, TimestampInTemplate, RecreateOnAlreadyExists,
+	EventDiff,
 }
 
 // ParseBug validates a --bug / WEBAPP_BUG value.

@@ -14,7 +14,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	demov1 "reconcile-conformance.dev/examples/webapp-operator/api/v1alpha1"
 )
@@ -346,6 +351,105 @@ func TestBugTimestampInTemplateRollsTheDeploymentEveryReconcile(t *testing.T) {
 		rolled := e.deployment("web").Generation != before
 		if rolled != (bug == TimestampInTemplate) {
 			t.Fatalf("Deployment generation moved on a reconcile with nothing to do: %v", rolled)
+		}
+	})
+}
+
+func TestBugRecreateOnAlreadyExistsReplacesAChildItsCacheHasNotSeen(t *testing.T) {
+	both(t, RecreateOnAlreadyExists, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		// Under a manager the operator reads from an informer cache, which shows
+		// its own create only once the watch event arrives. This cache has not
+		// seen the Service yet; writes and the direct reader go to the API server.
+		cacheBehind := true
+		lagging := interceptor.NewClient(e.c, interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if _, ok := obj.(*corev1.Service); ok && cacheBehind {
+					return apierrors.NewNotFound(corev1.Resource("services"), key.Name)
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+		})
+		r := &Reconciler{Client: lagging, APIReader: e.c, Scheme: scheme, Clock: e.clock, Bug: bug}
+		e.must(e.reconcile(r, "web")) // creates the three children
+		created := e.service("web")
+		err := e.reconcile(r, "web") // its create of the Service answers AlreadyExists
+		cacheBehind = false
+		e.must(e.reconcile(r, "web"))
+
+		if bug == None && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("reference: want AlreadyExists, so the work is requeued until the cache shows the Service; got %v", err)
+		}
+		if bug == RecreateOnAlreadyExists && err != nil {
+			t.Fatalf("mutant: want the Service replaced without an error, got %v", err)
+		}
+		after := e.service("web")
+		if kept := after.UID == created.UID; kept != (bug == None) {
+			t.Fatalf("Service uid %s after the cache missed it (was %s): kept %v", after.UID, created.UID, kept)
+		}
+	})
+}
+
+// webAppWatch is the handler of the operator's WebApp watch: For()'s
+// EnqueueRequestForObject for the reference, the mutant's own for EventDiff.
+func webAppWatch(r *Reconciler) handler.EventHandler {
+	if r.Bug == EventDiff {
+		return r.webAppEvents()
+	}
+	return &handler.EnqueueRequestForObject{}
+}
+
+// updateThroughTheWatch applies update 1 (replicas 2) and update 2 (port 9090
+// and new args), delivering them to the WebApp watch one event each (and
+// converging after each), or in one event from the first state to the last,
+// as a coalesced watch delivers them (then converging). It returns the Service.
+func updateThroughTheWatch(e *env, bug Bug, coalesced bool) *corev1.Service {
+	e.t.Helper()
+	r := e.reconciler(bug, nil)
+	watch := webAppWatch(r)
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	e.createApp("web", defaultSpec())
+	watch.Create(e.ctx, event.CreateEvent{Object: e.app("web")}, q)
+	e.converge(r, "web")
+
+	first := e.app("web")
+	for _, patch := range []string{`{"spec":{"replicas":2}}`, `{"spec":{"port":9090,"args":["--greeting=hello"]}}`} {
+		before := e.app("web")
+		e.patchSpec("web", patch)
+		if !coalesced {
+			watch.Update(e.ctx, event.UpdateEvent{ObjectOld: before, ObjectNew: e.app("web")}, q)
+			e.converge(r, "web")
+		}
+	}
+	if coalesced {
+		watch.Update(e.ctx, event.UpdateEvent{ObjectOld: first, ObjectNew: e.app("web")}, q)
+		e.converge(r, "web")
+	}
+	if q.Len() != 1 {
+		e.t.Fatalf("%d keys queued by the watch, want the WebApp's", q.Len())
+	}
+	return e.service("web")
+}
+
+func TestBugEventDiffLosesAChangeWhenOneEventCarriesTwo(t *testing.T) {
+	both(t, EventDiff, func(t *testing.T, e *env, bug Bug) {
+		svc := updateThroughTheWatch(e, bug, true)
+		// Ready either way; the mutant read only "replicas changed" from the event.
+		if want := map[Bug]int32{None: 9090, EventDiff: 8080}[bug]; svc.Spec.Ports[0].Port != want {
+			t.Fatalf("service port %d after one event carrying both updates, want %d", svc.Spec.Ports[0].Port, want)
+		}
+		if d := e.deployment("web"); *d.Spec.Replicas != 2 || d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort != 9090 {
+			t.Fatalf("deployment replicas %d, container port %d; want 2 and 9090", *d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort)
+		}
+	})
+}
+
+func TestBugEventDiffFollowsChangesDeliveredOneByOne(t *testing.T) {
+	both(t, EventDiff, func(t *testing.T, e *env, bug Bug) {
+		// The same updates, one event each: the mutant cannot be told from the reference.
+		if svc := updateThroughTheWatch(e, bug, false); svc.Spec.Ports[0].Port != 9090 {
+			t.Fatalf("service port %d after the updates' own events, want 9090", svc.Spec.Ports[0].Port)
 		}
 	})
 }

@@ -38,11 +38,24 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// Bug is the seeded mistake; None for the reference operator.
 	Bug Bug
+
+	// pending is EventDiff's memory of what each WebApp's events said changed.
+	pending pendingChanges
 }
 
 // SetupWithManager watches WebApps and the children they own, so drift of a
 // child triggers a reconcile of its owner.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Bug == EventDiff {
+		// The mistake's own handlers note what each event says changed (eventdiff.go).
+		return ctrl.NewControllerManagedBy(mgr).
+			Named("webapp").
+			Watches(&demov1.WebApp{}, r.webAppEvents()).
+			Watches(&appsv1.Deployment{}, r.childEvents("Deployment")).
+			Watches(&corev1.Service{}, r.childEvents("Service")).
+			Watches(&corev1.ConfigMap{}, r.childEvents("ConfigMap")).
+			Complete(r)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&demov1.WebApp{}).
 		Owns(&appsv1.Deployment{}).
@@ -68,7 +81,19 @@ func (e *childConflictError) Error() string {
 
 // Reconcile is called for every event about a WebApp or its children, and on
 // resyncs and restarts: each call re-reads and moves toward the current spec.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	var changes changeSet
+	if r.Bug == EventDiff {
+		// What the events since the last reconcile said changed; a failed
+		// reconcile puts it back, so the retry still acts on it.
+		changes = r.pending.take(req.NamespacedName)
+		defer func() {
+			if err != nil {
+				r.pending.putBack(req.NamespacedName, changes)
+			}
+		}()
+	}
+
 	app := &demov1.WebApp{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -91,14 +116,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		app = claim
 	}
 
-	observed, err := r.reconcileChildren(ctx, app)
+	observed, err := r.reconcileChildren(ctx, app, changes)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.reconcileStatus(ctx, app, observed)
 }
 
-func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp) (observation, error) {
+func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, changes changeSet) (observation, error) {
 	var observed observation
 	// A child controlled by someone else is reported in status and does not stop the others.
 	note := func(err error) error {
@@ -117,7 +142,8 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp) 
 		sync: func(live, desired client.Object) bool {
 			return r.syncDeployment(live.(*appsv1.Deployment), desired.(*appsv1.Deployment))
 		},
-		owned: true,
+		owned:   true,
+		changes: changes,
 	})
 	if err := note(err); err != nil {
 		return observed, err
@@ -135,7 +161,8 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp) 
 			sync: func(live, desired client.Object) bool {
 				return syncService(live.(*corev1.Service), desired.(*corev1.Service))
 			},
-			owned: true,
+			owned:   true,
+			changes: changes,
 		})
 		if err := note(err); err != nil {
 			return observed, err
@@ -150,7 +177,8 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp) 
 			return syncRegistration(live.(*corev1.ConfigMap), desired.(*corev1.ConfigMap))
 		},
 		// NameWithoutUID's mistake: an unowned registration, so nothing ties it to this life of the WebApp.
-		owned: r.Bug != NameWithoutUID,
+		owned:   r.Bug != NameWithoutUID,
+		changes: changes,
 	})
 	return observed, note(err)
 }
@@ -164,6 +192,8 @@ type child struct {
 	sync func(live, desired client.Object) bool
 	// owned children carry a controller reference to the WebApp.
 	owned bool
+	// changes (EventDiff only) are what the events since the last reconcile said changed.
+	changes changeSet
 }
 
 // ensureChild creates the child if it is missing, checks the identity of one
@@ -196,8 +226,21 @@ func (r *Reconciler) ensureChild(ctx context.Context, app *demov1.WebApp, c chil
 			created.SetGenerateName(key.Name + "-")
 			created.SetName("")
 		}
+		err = r.Client.Create(ctx, created)
+		if r.Bug == RecreateOnAlreadyExists && apierrors.IsAlreadyExists(err) {
+			// The mistake: a child the cache does not show is taken for a leftover, deleted
+			// (exactly the one just read) and created again.
+			leftover := c.empty()
+			if err := r.APIReader.Get(ctx, key, leftover); err != nil {
+				return nil, false, err
+			}
+			if err := r.Client.Delete(ctx, leftover, client.Preconditions{UID: ptr(leftover.GetUID())}); err != nil {
+				return nil, false, err
+			}
+			return created, true, r.Client.Create(ctx, created)
+		}
 		// AlreadyExists here means our cache is behind; the error requeues and the next try reads it.
-		return created, true, r.Client.Create(ctx, created)
+		return created, true, err
 	}
 	if err != nil {
 		return nil, false, err
@@ -213,6 +256,11 @@ func (r *Reconciler) ensureChild(ctx context.Context, app *demov1.WebApp, c chil
 	switch r.Bug {
 	case NoDriftRepair:
 		return live, false, nil
+	case EventDiff:
+		if !c.changes.touch(c.kind) {
+			// The mistake: no event it read named a change of this child, so the difference stays.
+			return live, false, nil
+		}
 	case RecreateOnDrift:
 		// The mistake: delete and create instead of an update in place.
 		if err := r.Client.Delete(ctx, live, client.Preconditions{UID: ptr(live.GetUID())}); err != nil {
