@@ -47,3 +47,34 @@ export async function untilFaultActs(
     );
   }
 }
+
+/** Waits until `remaining` lists nothing; Inconclusive (naming what is left) at the convergence timeout. */
+export async function untilNothingLeft(
+  context: SuiteContext,
+  scenario: Scenario,
+  what: string,
+  remaining: () => Promise<string[]>,
+): Promise<void> {
+  try {
+    await pollUntil(
+      async () => {
+        const left = await remaining();
+        return left.length === 0
+          ? { done: true, value: undefined }
+          : { done: false, reason: `left: ${left.join(", ")}` };
+      },
+      {
+        description: what,
+        timeoutMs: context.deps.contract.timeouts.convergeMs,
+        intervalMs: 100,
+        signal: context.deps.signal,
+      },
+    );
+  } catch (error) {
+    if (!(error instanceof PollTimeoutError)) throw error;
+    throw new Inconclusive(
+      `no ${what} within ${error.timeoutMs / 1000} s: ${error.lastReason}`,
+      await scenario.operatorLogNotes(),
+    );
+  }
+}

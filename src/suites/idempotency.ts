@@ -1,7 +1,7 @@
-import { countsToward, expectedWrite, normalisedKey } from "../proxy/faults.js";
+import { countsToward, expectedWrite, normalisedKey, type KillRecord } from "../proxy/faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { writeEvidence } from "../runner/reference-state.js";
-import { NeverQuiet } from "../runner/scenario.js";
+import { NeverQuiet, type Scenario } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
 import {
   inconclusiveFor,
@@ -11,6 +11,7 @@ import {
   type ScenarioResult,
   type Suite,
   type SuiteContext,
+  type Verdict,
   verdictFor,
   inScenario,
 } from "./check.js";
@@ -142,6 +143,65 @@ export const idempotency: Suite = {
   },
 };
 
+/** Where a crash at a line left the scenario: crashed (with the fault's proof), or a verdict already. */
+export type CrashAtLine =
+  | { readonly crashed: true; readonly hit: WriteEntry; readonly kill?: KillRecord; readonly proof: string[] }
+  | { readonly crashed: false; readonly verdict: ScenarioResult };
+
+/**
+ * Starts the operator and the sample with a crash-after fault on the
+ * line's write, and waits for it. A crash that did not hit the reference's
+ * write (not reached, another write, a kill that failed) is an inconclusive
+ * verdict, with the reference's write and this scenario's as evidence.
+ */
+export async function crashAtLine(
+  context: SuiteContext,
+  scenario: Scenario,
+  line: CrashLine,
+  result: Verdict,
+): Promise<CrashAtLine> {
+  const fault = scenario.proxy.arm({
+    kind: "crash-after",
+    match: { namespace: scenario.namespace, ordinal: line.ordinal, excludeNoOps: true },
+    expect: expectedWrite(line.write),
+  });
+  await scenario.startWithSample();
+  const outcome = await untilFaultActs(context, scenario, () => fault.outcome(), "the crash");
+  const expected = writeEvidence(line.write);
+  if (outcome.status === "not-reached") {
+    fault.disarm();
+    const verdict = result(
+      "inconclusive",
+      `the operator converged without a write ${line.ordinal} like the reference's; nothing to crash after`,
+      {
+        writes: [expected, ...scenario.operatorWrites().map(writeEvidence)],
+        notes: ["first write: the reference's; the rest: this scenario's"],
+      },
+    );
+    return { crashed: false, verdict };
+  }
+  if (outcome.status === "failed") {
+    const verdict = result("inconclusive", `the crash could not be carried out: ${outcome.error}`);
+    return { crashed: false, verdict };
+  }
+  const { hit, kill } = outcome.evidence;
+  const proof = [
+    `crash after write ${hit.seq} (${hit.verb} ${hit.resource}/${hit.name ?? ""}, answered ${hit.code}, resourceVersion ${hit.resourceVersion ?? "none"}): ${kill?.signal ?? "?"} to pids ${kill?.pids.join(", ") ?? "?"} of run ${kill?.run ?? "?"}`,
+  ];
+  if (outcome.status === "diverged") {
+    const verdict = result(
+      "inconclusive",
+      `write ${line.ordinal} of this scenario was not the reference's: the crash hit another line`,
+      {
+        writes: [expected, writeEvidence(hit)],
+        notes: ["first write: the reference's; second: the one the crash followed here", ...proof],
+      },
+    );
+    return { crashed: false, verdict };
+  }
+  return { crashed: true, hit, ...(kill ? { kill } : {}), proof };
+}
+
 async function crashOne(
   context: SuiteContext,
   check: CheckDefinition,
@@ -150,42 +210,9 @@ async function crashOne(
 ): Promise<ScenarioResult> {
   const result = verdictFor(check, line.id, context.clock);
   return inScenario(context, `crash-${line.ordinal}`, result, async (scenario) => {
-    const fault = scenario.proxy.arm({
-      kind: "crash-after",
-      match: { namespace: scenario.namespace, ordinal: line.ordinal, excludeNoOps: true },
-      expect: expectedWrite(line.write),
-    });
-    await scenario.startWithSample();
-    const outcome = await untilFaultActs(context, scenario, () => fault.outcome(), "the crash");
-    const expected = writeEvidence(line.write);
-    if (outcome.status === "not-reached") {
-      fault.disarm();
-      return result(
-        "inconclusive",
-        `the operator converged without a write ${line.ordinal} like the reference's; nothing to crash after`,
-        {
-          writes: [expected, ...scenario.operatorWrites().map(writeEvidence)],
-          notes: ["first write: the reference's; the rest: this scenario's"],
-        },
-      );
-    }
-    if (outcome.status === "failed") {
-      return result("inconclusive", `the crash could not be carried out: ${outcome.error}`);
-    }
-    const { hit, kill } = outcome.evidence;
-    const proof = [
-      `crash after write ${hit.seq} (${hit.verb} ${hit.resource}/${hit.name ?? ""}, answered ${hit.code}): ${kill?.signal ?? "?"} to pids ${kill?.pids.join(", ") ?? "?"} of run ${kill?.run ?? "?"}`,
-    ];
-    if (outcome.status === "diverged") {
-      return result(
-        "inconclusive",
-        `write ${line.ordinal} of this scenario was not the reference's: the crash hit another line`,
-        {
-          writes: [expected, writeEvidence(hit)],
-          notes: ["first write: the reference's; second: the one the crash followed here", ...proof],
-        },
-      );
-    }
+    const crash = await crashAtLine(context, scenario, line, result);
+    if (!crash.crashed) return crash.verdict;
+    const { hit, proof } = crash;
 
     context.progress(`restarting the operator after the crash at ${line.id}`);
     await scenario.restartOperator();

@@ -2,9 +2,8 @@ import { describeError } from "../errors.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import { normalisedName } from "../proxy/faults.js";
 import { liveChildren, writeEvidence, type ChildRecord } from "../runner/reference-state.js";
-import { Inconclusive, type Scenario } from "../runner/scenario.js";
+import { Inconclusive } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
-import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import {
   verdictFor,
   type CheckDefinition,
@@ -13,6 +12,7 @@ import {
   inScenario,
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
+import { untilNothingLeft } from "./fault-wait.js";
 
 export const recreateSameName: CheckDefinition = {
   id: "idempotency/recreate-same-name",
@@ -53,22 +53,27 @@ export async function recreateOne(context: SuiteContext, reference: SpecReferenc
     } catch (error) {
       throw new Inconclusive(`the API server refused to delete the custom resource: ${describeError(error)}`);
     }
-    await untilGone(context, scenario, "the deleted custom resource", async () =>
+    await untilNothingLeft(context, scenario, "the deleted custom resource", async () =>
       (await scenario?.kit.tryGet(cr)) ? ["the custom resource"] : [],
     );
     // Garbage collection of the previous life's owned children is asynchronous: wait for it, so
     // that what remains is what nothing was going to delete.
     const before = await liveChildren(scenario);
-    await untilGone(context, scenario, "garbage collection of the previous life's children", async () => {
-      const left: string[] = [];
-      for (const child of before) {
-        const live = await scenario?.kit.tryGet(child.ref);
-        if (live?.metadata?.uid === child.uid && ownerUids(live).includes(oldUid)) {
-          left.push(`${child.ref.kind}/${child.ref.name}`);
+    await untilNothingLeft(
+      context,
+      scenario,
+      "garbage collection of the previous life's children",
+      async () => {
+        const left: string[] = [];
+        for (const child of before) {
+          const live = await scenario?.kit.tryGet(child.ref);
+          if (live?.metadata?.uid === child.uid && ownerUids(live).includes(oldUid)) {
+            left.push(`${child.ref.kind}/${child.ref.name}`);
+          }
         }
-      }
-      return left;
-    });
+        return left;
+      },
+    );
 
     context.progress("recreating the custom resource under the same name");
     const recreatedAt = scenario.proxy.writeLog.lastSeq;
@@ -130,35 +135,4 @@ export async function recreateOne(context: SuiteContext, reference: SpecReferenc
       evidence,
     );
   });
-}
-
-/** Waits until `remaining` lists nothing; Inconclusive (naming what is left) at the convergence timeout. */
-async function untilGone(
-  context: SuiteContext,
-  scenario: Scenario,
-  what: string,
-  remaining: () => Promise<string[]>,
-): Promise<void> {
-  try {
-    await pollUntil(
-      async () => {
-        const left = await remaining();
-        return left.length === 0
-          ? { done: true, value: undefined }
-          : { done: false, reason: `left: ${left.join(", ")}` };
-      },
-      {
-        description: what,
-        timeoutMs: context.deps.contract.timeouts.convergeMs,
-        intervalMs: 100,
-        signal: context.deps.signal,
-      },
-    );
-  } catch (error) {
-    if (!(error instanceof PollTimeoutError)) throw error;
-    throw new Inconclusive(
-      `no ${what} within ${error.timeoutMs / 1000} s: ${error.lastReason}`,
-      await scenario.operatorLogNotes(),
-    );
-  }
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { describeError } from "../errors.js";
-import { expectedWrite } from "../proxy/faults.js";
 import { historicalFailures, type HistoricalReadProof } from "../proxy/historical-reads.js";
 import type { WatchFaultProof } from "../proxy/watch-faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
@@ -17,11 +16,10 @@ import {
   type ScenarioResult,
   type Suite,
   type SuiteContext,
-  type Verdict,
 } from "./check.js";
 import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
-import { untilFaultActs } from "./fault-wait.js";
-import { crashLines } from "./idempotency.js";
+import { untilNothingLeft } from "./fault-wait.js";
+import { crashAtLine, crashLines, type CrashLine } from "./idempotency.js";
 import { TOUCH_LABEL } from "./status-stability.js";
 
 const ownCreateUnseen: CheckDefinition = {
@@ -178,11 +176,17 @@ async function unseenOne(
       await scenario.startWithSample();
       const ofKind = (e: WriteEntry) =>
         e.group === kind.group && e.resource === kind.resource && !e.subresource;
-      await untilOperator(
+      await untilNothingLeft(
         context,
         scenario,
-        () => scenario.operatorWrites({ effect: "created" }).some(ofKind) && hold.held().length > 0,
-        `the operator to create a ${kind.resource} child while its events are held`,
+        `create of a ${kind.resource} child with its events held`,
+        () =>
+          Promise.resolve([
+            ...(scenario.operatorWrites({ effect: "created" }).some(ofKind)
+              ? []
+              : [`a ${kind.resource} create`]),
+            ...(hold.held().length > 0 ? [] : ["a held event"]),
+          ]),
       );
       const firstCreated = scenario.operatorWrites({ effect: "created" }).filter(ofKind);
       const touches = await touchCustomResource(context, scenario);
@@ -250,11 +254,12 @@ async function coalescedOne(context: SuiteContext, reference: SpecReference): Pr
         last = (await scenario.applyUpdate(update, index + 1)).metadata?.resourceVersion;
       }
       // Every update's event must have reached the fault before it is released, or some pass it.
-      await untilOperator(
-        context,
-        scenario,
-        () => coalesce.held().some((e) => e.resourceVersion === last),
-        "the custom resource's last update to reach the coalescing watch",
+      await untilNothingLeft(context, scenario, "arrival of the last update at the coalescing fault", () =>
+        Promise.resolve(
+          coalesce.held().some((e) => e.resourceVersion === last)
+            ? []
+            : [`the event of resourceVersion ${last}`],
+        ),
       );
       released = coalesce.release();
       const proof = [
@@ -300,38 +305,14 @@ async function coalescedOne(context: SuiteContext, reference: SpecReference): Pr
  */
 async function pastOne(
   context: SuiteContext,
-  line: ReturnType<typeof crashLines>[number],
+  line: CrashLine,
   reference: SpecReference,
 ): Promise<ScenarioResult> {
   const result = verdictFor(restartFromThePast, line.id, context.clock);
   return inScenario(context, `past-${line.ordinal}`, result, async (scenario) => {
-    const fault = scenario.proxy.arm({
-      kind: "crash-after",
-      match: { namespace: scenario.namespace, ordinal: line.ordinal, excludeNoOps: true },
-      expect: expectedWrite(line.write),
-    });
-    await scenario.startWithSample();
-    const outcome = await untilFaultActs(context, scenario, () => fault.outcome(), "the crash");
-    if (outcome.status === "not-reached") {
-      fault.disarm();
-      return inconclusiveLine(
-        result,
-        line,
-        `the operator converged without a write ${line.ordinal} like the reference's`,
-      );
-    }
-    if (outcome.status === "failed") {
-      return result("inconclusive", `the crash could not be carried out: ${outcome.error}`);
-    }
-    const { hit, kill } = outcome.evidence;
-    if (outcome.status === "diverged") {
-      return inconclusiveLine(
-        result,
-        line,
-        `write ${line.ordinal} of this scenario was not the reference's`,
-        hit,
-      );
-    }
+    const crash = await crashAtLine(context, scenario, line, result);
+    if (!crash.crashed) return crash.verdict;
+    const { hit, kill } = crash;
     const revision = Number(hit.resourceVersion);
     if (!Number.isSafeInteger(revision) || revision < 2) {
       return result(
@@ -359,7 +340,7 @@ async function pastOne(
     await scenario.converge("convergence after the restart from the past");
     const history = past.proof();
     const proof = [
-      `crash after write ${hit.seq} (${hit.verb} ${hit.resource}/${hit.name ?? ""}, resourceVersion ${hit.resourceVersion}): ${kill?.signal ?? "?"} to run ${kill?.run ?? "?"}`,
+      ...crash.proof,
       ...historyNotes(history),
       `the catch-up held at first: ${held.map((h, i) => `${holds[i]?.spec.resource ?? "?"} ${h.taken.length} event(s)`).join(", ")}, delivered in order once the restarted operator had acted`,
     ];
@@ -399,18 +380,6 @@ async function pastOne(
       `restarted with caches from resourceVersion ${history.resourceVersion} (before ${line.id}), it kept every object it had made and converged to the reference`,
       evidence,
     );
-  });
-}
-
-function inconclusiveLine(
-  result: Verdict,
-  line: ReturnType<typeof crashLines>[number],
-  why: string,
-  hit?: WriteEntry,
-): ScenarioResult {
-  return result("inconclusive", `${why}; nothing to crash after`, {
-    writes: [writeEvidence(line.write), ...(hit ? [writeEvidence(hit)] : [])],
-    notes: [`first write: the reference's${hit ? "; second: the one the crash followed here" : ""}`],
   });
 }
 
@@ -505,32 +474,6 @@ async function untilOperatorActs(context: SuiteContext, scenario: Scenario, run:
     if (!(error instanceof PollTimeoutError)) throw error;
   });
   await new Promise((resolve) => setTimeout(resolve, TOUCH_REACTION_MS));
-}
-
-/** Waits for `condition` within the convergence timeout; Inconclusive, naming `what`, when it never holds. */
-async function untilOperator(
-  context: SuiteContext,
-  scenario: Scenario,
-  condition: () => boolean,
-  what: string,
-): Promise<void> {
-  try {
-    await pollUntil(
-      () => (condition() ? { done: true, value: undefined } : { done: false, reason: "not yet" }),
-      {
-        description: what,
-        timeoutMs: context.deps.contract.timeouts.convergeMs,
-        intervalMs: 50,
-        signal: context.deps.signal,
-      },
-    );
-  } catch (error) {
-    if (!(error instanceof PollTimeoutError)) throw error;
-    throw new Inconclusive(
-      `no ${what} within ${error.timeoutMs / 1000} s`,
-      await scenario.operatorLogNotes(),
-    );
-  }
 }
 
 function holdProof(proof: WatchFaultProof, resource: string, touches: number): string[] {
