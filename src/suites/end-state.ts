@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Contract } from "../contract/load-contract.js";
 import { normalisedName, withoutUids } from "../proxy/faults.js";
 import type { Evidence } from "../report/report-model.js";
+import type { WriteEntry } from "../proxy/write-log.js";
 import { liveChildren, type ChildRecord } from "../runner/reference-state.js";
 import type { Scenario } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
@@ -92,4 +93,24 @@ export async function compareWithReference(
       names: now.map((c) => c.ref.name),
     }));
   return { missing, duplicates, diffs, children };
+}
+
+/**
+ * Objects of `created` (the operator's creates) that are no longer the
+ * same: gone from the live children the comparison found, or there under
+ * the same name with another UID (deleted and recreated).
+ */
+export function identityLosses(created: readonly WriteEntry[], comparison: EndStateComparison): string[] {
+  const problems: string[] = [];
+  for (const entry of created) {
+    if (entry.subresource || !entry.name || !entry.uid) continue;
+    const live = comparison.children.find(
+      (c) => c.resource === entry.resource && c.group === entry.group && c.ref.name === entry.name,
+    );
+    if (!live) problems.push(`${entry.resource}/${entry.name} (uid ${entry.uid}) is gone`);
+    else if (live.uid !== entry.uid) {
+      problems.push(`${entry.resource}/${entry.name} was recreated (uid ${entry.uid} -> ${live.uid})`);
+    }
+  }
+  return problems;
 }

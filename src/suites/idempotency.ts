@@ -15,7 +15,7 @@ import {
   verdictFor,
   inScenario,
 } from "./check.js";
-import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
+import { compareWithReference, describeMismatch, endStateMatches, identityLosses } from "./end-state.js";
 import { untilFaultActs } from "./fault-wait.js";
 import { preexistingChild, preexistingOne } from "./preexisting-child.js";
 import { recreateOne, recreateSameName } from "./recreate-same-name.js";
@@ -220,19 +220,10 @@ async function crashOne(
 
     const comparison = await compareWithReference(scenario, reference, context.deps.contract);
     // What the operator had created before the crash must be the same objects after it.
-    const recreated: string[] = [];
-    for (const created of scenario.operatorWrites({ effect: "created" })) {
-      if (created.seq > hit.seq || created.subresource || !created.name || !created.uid) continue;
-      const ref = comparison.children.find(
-        (c) => c.resource === created.resource && c.group === created.group && c.ref.name === created.name,
-      );
-      if (!ref) recreated.push(`${created.resource}/${created.name} (uid ${created.uid}) is gone`);
-      else if (ref.uid !== created.uid) {
-        recreated.push(
-          `${created.resource}/${created.name} was recreated (uid ${created.uid} -> ${ref.uid})`,
-        );
-      }
-    }
+    const recreated = identityLosses(
+      scenario.operatorWrites({ effect: "created" }).filter((e) => e.seq <= hit.seq),
+      comparison,
+    );
     const evidence = {
       writes: scenario.operatorWrites({ after: hit.seq - 1 }).map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),

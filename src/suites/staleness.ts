@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { describeError } from "../errors.js";
 import { historicalFailures, type HistoricalReadProof } from "../proxy/historical-reads.js";
 import type { WatchFaultProof } from "../proxy/watch-faults.js";
 import type { WriteEntry } from "../proxy/write-log.js";
@@ -17,10 +16,10 @@ import {
   type Suite,
   type SuiteContext,
 } from "./check.js";
-import { compareWithReference, describeMismatch, endStateMatches } from "./end-state.js";
+import { compareWithReference, describeMismatch, endStateMatches, identityLosses } from "./end-state.js";
 import { untilNothingLeft } from "./fault-wait.js";
 import { crashAtLine, crashLines, type CrashLine } from "./idempotency.js";
-import { TOUCH_LABEL } from "./status-stability.js";
+import { touch } from "./status-stability.js";
 
 const ownCreateUnseen: CheckDefinition = {
   id: "staleness/own-create-unseen",
@@ -200,7 +199,7 @@ async function unseenOne(
       const comparison = await compareWithReference(scenario, reference, context.deps.contract);
       const problems = [
         ...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]),
-        ...(await identityLosses(scenario, reference, firstCreated)),
+        ...identityLosses(firstCreated, comparison),
         ...deletions(scenario),
       ];
       const evidence = {
@@ -361,7 +360,7 @@ async function pastOne(
       .filter((e) => e.seq <= hit.seq && !e.subresource);
     const problems = [
       ...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]),
-      ...(await identityLosses(scenario, reference, made)),
+      ...identityLosses(made, comparison),
       ...deletions(scenario),
     ];
     const evidence = {
@@ -383,31 +382,6 @@ async function pastOne(
   });
 }
 
-/**
- * Objects the operator created (first) that are gone or were recreated under
- * the same name; their kinds are the reference's children's (a create of a
- * kind the reference keeps no child of is not followed).
- */
-async function identityLosses(
-  scenario: Scenario,
-  reference: SpecReference,
-  created: readonly WriteEntry[],
-): Promise<string[]> {
-  const problems: string[] = [];
-  for (const entry of created) {
-    const kind = reference.children.find((c) => c.group === entry.group && c.resource === entry.resource);
-    if (!kind || !entry.name || !entry.uid) continue;
-    const live = await scenario.kit.tryGet({ ...kind.ref, name: entry.name, namespace: entry.namespace });
-    if (!live) problems.push(`${entry.resource}/${entry.name} (uid ${entry.uid}) is gone`);
-    else if (live.metadata?.uid !== entry.uid) {
-      problems.push(
-        `${entry.resource}/${entry.name} was recreated (uid ${entry.uid} -> ${live.metadata?.uid ?? "?"})`,
-      );
-    }
-  }
-  return problems;
-}
-
 /** The operator's deletes in the scenario that took effect: a stale view must never cost a live object. */
 function deletions(scenario: Scenario): string[] {
   return scenario
@@ -420,24 +394,7 @@ async function touchCustomResource(context: SuiteContext, scenario: Scenario): P
   const cr = scenario.customResource;
   for (let i = 1; i <= TOUCHES; i++) {
     context.progress(`touch ${i} of ${TOUCHES} of ${describeRef(cr)}`);
-    try {
-      await scenario.kit.patch(
-        {
-          apiVersion: cr.apiVersion,
-          kind: cr.kind,
-          metadata: {
-            name: cr.name,
-            namespace: cr.namespace,
-            labels: { [TOUCH_LABEL]: randomBytes(4).toString("hex") },
-          },
-        },
-        { type: "merge" },
-      );
-    } catch (error) {
-      throw new Inconclusive(
-        `the API server refused the kit's touch of ${describeRef(cr)}: ${describeError(error)}`,
-      );
-    }
+    await touch(scenario, cr, randomBytes(4).toString("hex"));
     await new Promise((resolve) => setTimeout(resolve, TOUCH_REACTION_MS));
   }
   return TOUCHES;

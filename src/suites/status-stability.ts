@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describeError } from "../errors.js";
-import type { KubeObject } from "../kube/kube-client.js";
+import type { KubeObject, ObjectRef } from "../kube/kube-client.js";
 import type { Status } from "../report/report-model.js";
 import {
   describeRef,
@@ -300,6 +300,28 @@ function neverQuiet(
   return results;
 }
 
+/**
+ * Sets the kit's foreign label on one object (a merge patch through the
+ * kit's writer: a change of metadata only, and a watch event). A refusal
+ * leaves nothing to judge: Inconclusive.
+ */
+export async function touch(scenario: Scenario, ref: ObjectRef, value: string): Promise<void> {
+  try {
+    await scenario.kit.patch(
+      {
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        metadata: { name: ref.name, namespace: ref.namespace, labels: { [TOUCH_LABEL]: value } },
+      },
+      { type: "merge" },
+    );
+  } catch (error) {
+    throw new Inconclusive(
+      `the API server refused the kit's touch of ${describeRef(ref)}: ${describeError(error)}`,
+    );
+  }
+}
+
 /** Touches every child and the custom resource with a foreign label; the kit's entries, by object. */
 async function touchAll(
   scenario: Scenario,
@@ -307,22 +329,7 @@ async function touchAll(
 ): Promise<{ customResource: WriteEntry | undefined }> {
   const value = randomBytes(4).toString("hex");
   const targets = [...reference.children.map((c) => c.ref), scenario.customResource];
-  for (const ref of targets) {
-    try {
-      await scenario.kit.patch(
-        {
-          apiVersion: ref.apiVersion,
-          kind: ref.kind,
-          metadata: { name: ref.name, namespace: ref.namespace, labels: { [TOUCH_LABEL]: value } },
-        },
-        { type: "merge" },
-      );
-    } catch (error) {
-      throw new Inconclusive(
-        `the API server refused the kit's touch of ${describeRef(ref)}: ${describeError(error)}`,
-      );
-    }
-  }
+  for (const ref of targets) await touch(scenario, ref, value);
   const cr = scenario.customResource;
   const { group, resource } = scenario.contract.customResource;
   const customResource = scenario.proxy.writeLog
