@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -48,7 +49,7 @@ func run() error {
 	flag.StringVar(&metricsAddress, "metrics-bind-address", "0", `metrics address, e.g. ":8080"; "0" disables`)
 	flag.StringVar(&probeAddress, "health-probe-bind-address", "0", `health probe address, e.g. ":8081"; "0" disables`)
 	flag.StringVar(&watchNamespace, "watch-namespace", "", "reconcile only this namespace (default: all)")
-	flag.StringVar(&bugFlag, "bug", os.Getenv("WEBAPP_BUG"), "seeded mistake to run with (default $WEBAPP_BUG; empty: the correct operator)")
+	flag.StringVar(&bugFlag, "bug", os.Getenv("WEBAPP_BUG"), "seeded mistake (or variant) to run with (default $WEBAPP_BUG; empty: the correct operator)")
 	flag.BoolVar(&logWrites, "log-writes", true, "log every write request with its outcome")
 	zapOptions := zap.Options{Development: true}
 	zapOptions.BindFlags(flag.CommandLine)
@@ -60,7 +61,10 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("--bug: %w", err)
 	}
-	if bug != controller.None {
+	switch {
+	case slices.Contains(controller.Variants, bug):
+		logger.Info("running a variant of the reference behaviour", "variant", bug)
+	case bug != controller.None:
 		logger.Info("running with a seeded bug", "bug", bug)
 	}
 

@@ -82,12 +82,12 @@ export async function runAction(): Promise<void> {
 }
 
 function passed(status: Status): boolean {
-  return status === "passed" || status === "warned" || status === "skipped";
+  return status === "passed" || status === "warned" || status === "waived" || status === "skipped";
 }
 
 function setOutputs(report: RunReport, files: { json: string; junit: string }): void {
   core.setOutput("result", passed(report.status) ? "passed" : report.status);
-  for (const status of ["passed", "failed", "warned", "skipped", "inconclusive"] as const) {
+  for (const status of ["passed", "failed", "warned", "waived", "skipped", "inconclusive"] as const) {
     core.setOutput(status, String(report.checks.filter((c) => c.status === status).length));
   }
   core.setOutput("report-json", files.json);
@@ -97,8 +97,10 @@ function setOutputs(report: RunReport, files: { json: string; junit: string }): 
 function failureMessage(report: RunReport): string {
   const failed = report.checks.filter((c) => c.status === "failed").map((c) => c.id);
   const inconclusive = report.checks.filter((c) => c.status === "inconclusive").map((c) => c.id);
+  const expired = (report.waivers ?? []).filter((w) => w.outcome === "expired").map((w) => w.message);
   const parts = [
     ...(failed.length > 0 ? [`${failed.length} check(s) failed: ${failed.join(", ")}`] : []),
+    ...expired,
     ...(inconclusive.length > 0
       ? [`${inconclusive.length} check(s) inconclusive (the kit could not tell): ${inconclusive.join(", ")}`]
       : []),

@@ -831,6 +831,22 @@ function renderContract(r: Rendering): string {
       "Suites to run (default: all, including any a later version adds). To run only some, uncomment and trim:",
     ),
     `# suites: ${flow([...SUITES])}`,
+    ...comment(
+      "What the operator keeps stable, per object (the custom resource's kind, a child's kind, optionally a name pattern): by default every object keeps its resourceVersion (no write without a cause), uid (never recreated) and generation. Withdraw one with a reason, and name fields the operator rewrites on purpose (volatile), e.g.:",
+    ),
+    `#   - kind: ${r.sample.kind}`,
+    "#     volatile:",
+    "#       - { path: status.lastHeartbeatTime, reason: the operator stamps a heartbeat every minute }",
+    "#   - kind: ConfigMap",
+    '#     name: "session-*"',
+    "#     keeps: [resourceVersion, generation]",
+    "#     reason: rotated by recreating it every hour",
+    "promises: []",
+    ...comment(
+      "Known failures accepted for now: each waives a check's failures (or only the scenarios whose target matches), with a reason and optionally a last day; it shows as waived and does not fail the run. One that matches no failure is reported as stale; one past its date fails the run. E.g.:",
+    ),
+    '#   - { check: status-stability/no-redundant-writes, reason: "fixed by #123", until: "2027-01-31" }',
+    "waivers: []",
   );
   return `${lines.join("\n")}\n`;
 }

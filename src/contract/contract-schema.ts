@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { operatorDeploySchema, operatorModeIssues } from "./operator-deploy.js";
+import { parsePath, PathSyntaxError } from "../util/object-paths.js";
 
 /**
  * The contract file, `reconcile-conformance.yaml`: one schema that is the
@@ -117,6 +118,110 @@ const resourceRef = z.strictObject({
   resource: z.string().min(1).describe('Plural resource, e.g. "events".'),
 });
 
+/** What an object can promise to keep: see docs/contract.md, "Promises". */
+export const IDENTITIES = ["resourceVersion", "uid", "generation"] as const;
+
+const reason = (what: string) =>
+  z
+    .string({ error: `expected a reason: ${what}` })
+    .trim()
+    .min(1, { error: `expected a reason: ${what}` });
+
+const objectPath = z
+  .string({ error: 'expected a field path such as "status.lastHeartbeatTime"' })
+  .superRefine((text, context) => {
+    try {
+      parsePath(text);
+    } catch (error) {
+      if (!(error instanceof PathSyntaxError)) throw error;
+      context.addIssue({ code: "custom", message: `not a field path: ${error.message}` });
+    }
+  })
+  .describe(
+    'A field path: status.lastHeartbeatTime, metadata.annotations["example.com/config-hash"], status.conditions[type=Ready].lastHeartbeatTime, status.conditions[*].lastHeartbeatTime.',
+  );
+
+const promise = z
+  .strictObject({
+    kind: z
+      .string({ error: "expected a kind: the custom resource's or a child's, e.g. Deployment" })
+      .min(1, { error: "expected a kind: the custom resource's or a child's, e.g. Deployment" })
+      .describe("The kind this entry is about: the custom resource's, or a child's."),
+    name: z
+      .string({ error: 'expected a name pattern, e.g. "registration-*"' })
+      .min(1, { error: 'expected a name pattern, e.g. "registration-*"' })
+      .optional()
+      .describe('Only objects of the kind whose name matches; "*" stands for any run of characters.'),
+    keeps: z
+      .array(z.enum(IDENTITIES, { error: `expected one of ${IDENTITIES.join(", ")}` }), {
+        error: `expected a list of ${IDENTITIES.join(", ")}`,
+      })
+      .default([...IDENTITIES])
+      .describe(
+        "What the operator keeps stable on these objects (default all three): resourceVersion (no write that changes anything without a cause), uid (never deleted and recreated), generation (spec never rewritten without a cause). Leave one out to withdraw that promise; the checks then skip these objects for it, saying why.",
+      ),
+    reason: reason("why a promise is withdrawn")
+      .optional()
+      .describe("Why: required when keeps leaves something out."),
+    volatile: z
+      .array(
+        z.strictObject({
+          path: objectPath,
+          reason: reason("why the operator rewrites this field").describe(
+            "Why the operator rewrites this field on purpose.",
+          ),
+        }),
+        { error: "expected a list of { path, reason }" },
+      )
+      .default([])
+      .describe(
+        "Fields the operator rewrites on purpose (a heartbeat, a config hash): a write that changes nothing else does not count against no-avoidable-writes or last-transition-time, and still counts as a request for no-redundant-writes.",
+      ),
+  })
+  .superRefine((value, context) => {
+    const withdrawn = IDENTITIES.filter((i) => !value.keeps.includes(i));
+    if (withdrawn.length > 0 && value.reason === undefined) {
+      context.addIssue({
+        code: "custom",
+        message: `expected a reason: keeps leaves out ${withdrawn.join(", ")}`,
+        path: ["reason"],
+      });
+    }
+  });
+
+/** "2026-12-31" */
+const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+const waiver = z.strictObject({
+  check: z
+    .string({ error: 'expected a check id, e.g. "status-stability/no-avoidable-writes"' })
+    .regex(/^[a-z-]+\/[a-z-]+$/, {
+      error: 'expected a check id, e.g. "status-stability/no-avoidable-writes"',
+    })
+    .describe('The check whose failures it waives, e.g. "status-stability/no-avoidable-writes".'),
+  target: z
+    .string({ error: 'expected a scenario target pattern, e.g. "Service/* spec.ports*"' })
+    .min(1)
+    .optional()
+    .describe(
+      'Only scenarios whose target matches (as the report names them; "*" stands for any run of characters), e.g. "Service/web spec.selector" or "#3 create *". Default: every scenario of the check.',
+    ),
+  reason: reason("why this failure is accepted for now").describe("Why the failure is accepted for now."),
+  until: z
+    .string({ error: 'expected a date such as "2026-12-31"' })
+    .regex(DATE_PATTERN, { error: 'expected a date such as "2026-12-31"' })
+    .refine(
+      (text) => {
+        // "2026-02-30" parses (as 2 March): a real date is one that reads back the same.
+        const time = Date.parse(`${text}T00:00:00Z`);
+        return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === text;
+      },
+      { error: "not a real date" },
+    )
+    .optional()
+    .describe("The last day (UTC) the waiver holds; after it the run fails and names it."),
+});
+
 export const SUITES = ["conflict", "idempotency", "drift", "status-stability", "staleness"] as const;
 
 export const contractSchema = z
@@ -168,6 +273,18 @@ export const contractSchema = z
       .array(z.enum(SUITES, { error: `expected one of ${SUITES.join(", ")}` }))
       .default([...SUITES])
       .describe("Suites to run (default: all)."),
+    promises: z
+      .array(promise, { error: "expected a list of { kind, name?, keeps?, reason?, volatile? }" })
+      .default([])
+      .describe(
+        "What the operator promises to keep stable, per object, and the fields it rewrites on purpose. Without an entry an object promises everything.",
+      ),
+    waivers: z
+      .array(waiver, { error: "expected a list of { check, target?, reason, until? }" })
+      .default([])
+      .describe(
+        "Known failures accepted for now, each with a reason: shown as waived, not failing the run. One that matches no failure is reported as stale; one past its date fails the run.",
+      ),
   })
   .describe("reconcile-conformance contract: how to run an operator and what it promises.");
 

@@ -8,6 +8,7 @@ import { contractSchema, durationMs, type ContractDocument, type SUITES } from "
 import type { OperatorDeploy } from "./operator-deploy.js";
 import { CelCompileError, compileCelReadiness, type Readiness } from "./readiness.js";
 import { errnoText } from "../util/files.js";
+import { resolvePromises, type PromiseRule } from "./promises.js";
 
 /** What both ways of running the operator share. */
 interface OperatorSettings {
@@ -55,6 +56,21 @@ export interface Contract {
   readonly ignoreWrites: readonly { readonly group: string; readonly resource: string }[];
   readonly drift: { readonly include: readonly string[]; readonly exclude: readonly string[] };
   readonly suites: readonly (typeof SUITES)[number][];
+  /** What each object keeps stable, and its volatile fields (docs/contract.md, "Promises"). */
+  readonly promises: readonly PromiseRule[];
+  readonly waivers: readonly Waiver[];
+}
+
+/** A known failure accepted for now (docs/contract.md, "Waivers"). */
+export interface Waiver {
+  /** Where it is written: "waivers[0]". */
+  readonly rule: string;
+  readonly check: string;
+  /** A pattern over scenario targets ("*": any run of characters); absent: every scenario. */
+  readonly target?: string;
+  readonly reason: string;
+  /** "2026-12-31": the last day (UTC) it holds. */
+  readonly until?: string;
 }
 
 /**
@@ -142,6 +158,8 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
     ignoreWrites: doc.ignoreWrites,
     drift: doc.drift,
     suites: doc.suites,
+    promises: resolvePromises(doc.promises),
+    waivers: doc.waivers.map((w, index) => ({ rule: `waivers[${index}]`, ...w })),
   };
 }
 

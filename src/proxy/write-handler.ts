@@ -16,6 +16,7 @@ import { protobufMetadata, protobufStatusReason, type ProtobufMetadata } from ".
 import { classifyRequest, type RequestInfo } from "./request-classifier.js";
 import { redactSecretBody } from "./secret-redaction.js";
 import { decideEffect, type EffectFacts } from "./write-effect.js";
+import { readChangedFields } from "./changed-fields.js";
 import { tagOf, type Actor, type WriteEntry, type WriteLog } from "./write-log.js";
 
 /** How often the proxy re-reads and resends an unconditional write whose added precondition went stale. */
@@ -65,6 +66,8 @@ interface ObjectState {
   readonly uid?: string;
   readonly terminating?: boolean;
   readonly ownerUids?: readonly string[];
+  /** The whole object as read (JSON). */
+  readonly object?: unknown;
 }
 
 /** An object's identity, read from a JSON body as protobuf-metadata.ts reads it from a protobuf one. */
@@ -367,6 +370,16 @@ export class WriteHandler {
       ...(info.verb === "deletecollection" ? { deletedItems: itemCount(parseAnswer(answer)) } : {}),
     };
     const decision = decideEffect(facts);
+    const changedPaths =
+      decision.effect === "changed" && facts.basedOn !== undefined && meta.resourceVersion
+        ? await readChangedFields(this.deps.connection, {
+            info,
+            basedOn: facts.basedOn,
+            prior: prior?.object,
+            answered: parseAnswer(answer),
+            answeredResourceVersion: meta.resourceVersion,
+          })
+        : undefined;
     if (ok && meta.ownerUids)
       this.owners.set(objectKey({ ...info, name: info.name ?? meta.name }), meta.ownerUids);
     const entry = this.entry(
@@ -385,6 +398,7 @@ export class WriteHandler {
           ? { ownerUids: (ok && meta.ownerUids) || request.ownerUids }
           : {}),
         ...(fault ? { fault } : {}),
+        ...(changedPaths ? { changedPaths } : {}),
       },
       decision,
     );
@@ -400,9 +414,11 @@ export class WriteHandler {
       idleTimeoutMs: 30_000,
     });
     if (answer.status !== 200) return { exists: false };
-    const meta = jsonMetadata(parseAnswer(answer));
+    const object = parseAnswer(answer);
+    const meta = jsonMetadata(object);
     return {
       exists: true,
+      object,
       ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
       ...(meta.uid ? { uid: meta.uid } : {}),
       ...(meta.terminating ? { terminating: true } : {}),

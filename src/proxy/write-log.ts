@@ -54,6 +54,13 @@ export interface WriteEntry extends ResourceIdentity {
   readonly effect: WriteEffect;
   /** Why the effect was judged so, when it is not plain. */
   readonly effectWhy?: string;
+  /**
+   * For a `changed` write: the fields it changed ("status.lastHeartbeatTime",
+   * "spec.ports[name=http].port"), from the stored object just before and
+   * just after it, leaving out what the server maintains (resourceVersion,
+   * managedFields, generation). Absent when those states could not be read.
+   */
+  readonly changedPaths?: readonly string[];
   /** The object's UID (from the answer, or from the state read before a delete). */
   readonly uid?: string;
   /** UIDs in the object's ownerReferences. */

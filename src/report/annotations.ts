@@ -37,6 +37,8 @@ const CLUSTER_SUITES: ReadonlySet<string> = new Set(["cluster"]);
  * 3. otherwise (a cluster check, a spec the contract does not have and no
  *    `sample` line, a contract that does not parse), the file without a line.
  * Without `contract`, no file at all.
+ *
+ * And an error per expired waiver, a warning per stale one, on its line.
  */
 export function annotationsOf(report: RunReport, contract?: { file: string; text: string }): Annotation[] {
   const lines = contract ? contractLines(contract.text) : undefined;
@@ -49,6 +51,18 @@ export function annotationsOf(report: RunReport, contract?: { file: string; text
       level: check.status === "failed" ? "error" : "warning",
       title: `${check.id} (${check.level}) ${check.status === "failed" ? "failed" : "warns"}: ${failing.length} scenario(s)`,
       message: message(check, failing),
+      ...(contract ? { file: contract.file } : {}),
+      ...(line === undefined ? {} : { line }),
+    });
+  }
+  for (const waiver of report.waivers ?? []) {
+    if (waiver.outcome !== "expired" && waiver.outcome !== "stale") continue;
+    const index = Number(/\[(\d+)\]/.exec(waiver.rule)?.[1]);
+    const line = lines?.waivers[index];
+    annotations.push({
+      level: waiver.outcome === "expired" ? "error" : "warning",
+      title: `${waiver.rule} (${waiver.check}) is ${waiver.outcome}`,
+      message: oneLine(waiver.message, MAX_MESSAGE_CHARS),
       ...(contract ? { file: contract.file } : {}),
       ...(line === undefined ? {} : { line }),
     });
@@ -80,27 +94,32 @@ function oneLine(text: string, maxChars: number): string {
   return flat.length <= maxChars ? flat : `${flat.slice(0, maxChars - 1)}…`;
 }
 
-/** The 1-based lines of the contract's `sample` key and of each item of `updates`. */
+/** The 1-based lines of the contract's `sample` key and of each item of `updates` and `waivers`. */
 interface ContractLines {
   readonly sample?: number;
   readonly updates: readonly (number | undefined)[];
+  readonly waivers: readonly (number | undefined)[];
 }
 
 function contractLines(text: string): ContractLines {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter });
   const root = document.contents;
-  if (!isMap(root)) return { updates: [] };
+  if (!isMap(root)) return { updates: [], waivers: [] };
   const lineAt = (node: unknown): number | undefined => {
     const start = isNode(node) ? node.range?.[0] : undefined;
     return start === undefined ? undefined : lineCounter.linePos(start).line;
   };
   const pair = (key: string) => root.items.find((p) => isScalar(p.key) && p.key.value === key);
   const sample = pair("sample");
-  const updates = pair("updates")?.value;
+  const items = (key: string) => {
+    const value = pair(key)?.value;
+    return isSeq(value) ? value.items.map(lineAt) : [];
+  };
   return {
     ...(sample ? { sample: lineAt(sample.key) } : {}),
-    updates: isSeq(updates) ? updates.items.map(lineAt) : [],
+    updates: items("updates"),
+    waivers: items("waivers"),
   };
 }
 

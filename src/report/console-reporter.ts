@@ -2,12 +2,14 @@ import type { CheckDefinition } from "../suites/check.js";
 import type { ProgressReporter } from "../runner/run-kit.js";
 import type { CheckReport, RunReport, Status } from "./report-model.js";
 import type { StatusLine } from "./status-line.js";
+import { waivedText } from "./waivers.js";
 
 /** How a log line names a status (the console's and the job log's). */
 export const MARK: Record<Status, string> = {
   passed: "PASS",
   failed: "FAIL",
   warned: "WARN",
+  waived: "WAIVED",
   skipped: "SKIP",
   inconclusive: "INCONCLUSIVE",
 };
@@ -38,8 +40,10 @@ export function consoleProgress(
     },
     checkFinished: (report: CheckReport) => {
       write(`${MARK[report.status]} ${report.id} (${(report.durationMs / 1000).toFixed(1)}s)`);
-      for (const scenario of report.scenarios)
+      for (const scenario of report.scenarios) {
         write(`  ${MARK[scenario.status].toLowerCase()}: ${scenario.target}: ${scenario.message}`);
+        if (scenario.waived) write(`    ${waivedText(scenario.waived)}`);
+      }
     },
   };
 }
@@ -56,6 +60,7 @@ export function renderSummary(report: RunReport): string {
     lines.push("", `${MARK[check.status]} ${check.id} — see ${check.docs}`);
     for (const scenario of check.scenarios.filter((s) => s.status !== "passed")) {
       lines.push(`  ${scenario.target}: ${scenario.message}`);
+      if (scenario.waived) lines.push(`    ${waivedText(scenario.waived)}`);
       const evidence = scenario.evidence;
       for (const write of evidence?.writes ?? []) lines.push(`    write ${JSON.stringify(write)}`);
       for (const diff of evidence?.diffs ?? []) {
@@ -67,10 +72,16 @@ export function renderSummary(report: RunReport): string {
       for (const line of evidence?.operatorLog ?? []) lines.push(`    operator: ${line}`);
     }
   }
-  const order: Status[] = ["passed", "failed", "warned", "inconclusive", "skipped"];
+  const waivers = report.waivers ?? [];
+  if (waivers.length > 0) lines.push("", "Waivers:");
+  for (const waiver of waivers) lines.push(`  ${waiver.outcome.toUpperCase()}: ${waiver.message}`);
+  const order: Status[] = ["passed", "failed", "warned", "waived", "inconclusive", "skipped"];
   lines.push(
     "",
-    `${MARK[report.status]}: ${order.map((s) => `${counts.get(s) ?? 0} ${s}`).join(", ")} in ${(report.durationMs / 1000).toFixed(1)}s${report.strict ? " (strict)" : ""}`,
+    `${MARK[report.status]}: ${order
+      .filter((s) => s !== "waived" || counts.has(s))
+      .map((s) => `${counts.get(s) ?? 0} ${s}`)
+      .join(", ")} in ${(report.durationMs / 1000).toFixed(1)}s${report.strict ? " (strict)" : ""}`,
   );
   return `${lines.join("\n")}\n`;
 }

@@ -25,6 +25,8 @@ export interface WriteFacts {
   readonly effect?: string;
   readonly why?: string;
   readonly fault?: string;
+  /** The fields a changed write changed. */
+  readonly changed?: readonly string[];
 }
 
 const NUMBER_FIELDS = ["seq", "run", "code"] as const;
@@ -83,6 +85,10 @@ export function writeFacts(entry: unknown): WriteFacts | undefined {
     verb = match[1];
     object = match[2];
   }
+  const changed = entry.changedPaths ?? entry.changed;
+  if (changed !== undefined && !(Array.isArray(changed) && changed.every((c) => typeof c === "string"))) {
+    return undefined;
+  }
   const optional = <K extends keyof WriteFacts>(key: K, value: WriteFacts[K] | undefined) =>
     value === undefined ? {} : { [key]: value };
   return {
@@ -98,6 +104,7 @@ export function writeFacts(entry: unknown): WriteFacts | undefined {
     ...optional("effect", text("effect")),
     ...optional("why", text("effectWhy") ?? text("why")),
     ...optional("fault", text("fault")),
+    ...optional("changed", changed),
   };
 }
 
@@ -116,8 +123,9 @@ export function describeWrite(write: WriteFacts): string {
   const why = write.why ? ` (${write.why})` : "";
   const now = write.resourceVersion ? `, now rv=${write.resourceVersion}` : "";
   const fault = write.fault ? ` [fault ${write.fault}]` : "";
+  const changed = write.changed ? ` {changed ${write.changed.join(", ")}}` : "";
   const seq = write.seq === undefined ? "" : `#${write.seq}`;
-  return `${seq}${who} ${write.verb} ${write.object}${sent}${answer}${effect}${why}${now}${fault}`.trim();
+  return `${seq}${who} ${write.verb} ${write.object}${sent}${answer}${effect}${why}${changed}${now}${fault}`.trim();
 }
 
 /** JSON on one line, for values of unknown shape; never throws (cycles, BigInt). */

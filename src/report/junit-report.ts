@@ -1,3 +1,4 @@
+import { waivedText } from "./waivers.js";
 import { evidenceText, printable } from "./evidence-text.js";
 import type { CheckReport, RunReport, ScenarioReport } from "./report-model.js";
 
@@ -11,6 +12,9 @@ import type { CheckReport, RunReport, ScenarioReport } from "./report-model.js";
  * - skipped and inconclusive: `<skipped>` with the reason as its text (that
  *   schema allows no attribute on it), an inconclusive one prefixed
  *   "inconclusive:", its evidence in `<system-out>`;
+ * - waived (a failure a waiver of the contract accepts for now): `<skipped>`
+ *   with "waived by <rule> (until, was failed): <reason>; verdict: <message>",
+ *   its evidence in `<system-out>`;
  * - warned (a SHOULD failure that does not fail the run): a passing
  *   testcase whose `<system-out>` starts with "WARNED";
  * - every testcase carries the report's status in `status`, which the
@@ -51,7 +55,8 @@ function suiteElement(name: string, checks: readonly CheckReport[], startedAt: s
       tests: scenarios.length,
       failures: countOf(scenarios, "failed"),
       errors: 0,
-      skipped: countOf(scenarios, "skipped") + countOf(scenarios, "inconclusive"),
+      skipped:
+        countOf(scenarios, "skipped") + countOf(scenarios, "inconclusive") + countOf(scenarios, "waived"),
       // A suite's checks share its scenarios, and each reports the suite's time: the longest is the suite's.
       time: seconds(Math.max(0, ...checks.map((c) => c.durationMs))),
       timestamp: startedAt,
@@ -78,6 +83,12 @@ function testcaseElement(check: CheckReport, scenario: ScenarioReport): XmlEleme
       children.push({ name: "skipped", children: [`inconclusive: ${scenario.message}`] });
       if (evidence !== "") children.push(systemOut(`INCONCLUSIVE: ${scenario.message}`, evidence));
       break;
+    case "waived": {
+      const why = scenario.waived ? waivedText(scenario.waived) : "waived";
+      children.push({ name: "skipped", children: [`${why}; verdict: ${scenario.message}`] });
+      children.push(systemOut(`WAIVED (${check.level}): ${scenario.message}`, evidence));
+      break;
+    }
     case "skipped":
       children.push({ name: "skipped", children: [scenario.message] });
       break;

@@ -1,5 +1,6 @@
 import { compactJson, describeWrite, printable, writeFacts, type WriteFacts } from "./evidence-text.js";
 import type { CheckReport, Evidence, RunReport, ScenarioReport, Status } from "./report-model.js";
+import { waivedText, type WaiverOutcome } from "./waivers.js";
 
 export interface MarkdownSummaryOptions {
   /**
@@ -19,14 +20,15 @@ const MARK: Record<Status, string> = {
   passed: "✅",
   failed: "❌",
   warned: "⚠️",
+  waived: "🔕",
   skipped: "⏭️",
   inconclusive: "❔",
 };
 
-const ORDER: readonly Status[] = ["passed", "failed", "warned", "inconclusive", "skipped"];
+const ORDER: readonly Status[] = ["passed", "failed", "warned", "waived", "inconclusive", "skipped"];
 
 /** Scenarios whose evidence the summary shows. */
-const SHOWN: ReadonlySet<Status> = new Set(["failed", "warned", "inconclusive"]);
+const SHOWN: ReadonlySet<Status> = new Set(["failed", "warned", "waived", "inconclusive"]);
 
 /**
  * Per-block caps, whatever the size limit: a block stays readable, and a
@@ -61,7 +63,7 @@ const LIMITS = {
 export function renderMarkdownSummary(report: RunReport, options: MarkdownSummaryOptions = {}): string {
   const maxBytes = options.maxBytes ?? DEFAULT_SUMMARY_MAX_BYTES;
   const hint = options.artifactHint ?? "the JSON report (report.json)";
-  const head = [headline(report), checkTable(report, options.docsBaseUrl)].join("\n");
+  const head = [headline(report), checkTable(report, options.docsBaseUrl), waiverTable(report)].join("\n");
   const blocks: EvidenceBlock[] = [];
   for (const check of report.checks) {
     if (!SHOWN.has(check.status)) continue;
@@ -87,7 +89,9 @@ function headline(report: RunReport): string {
   return [
     `## ${MARK[report.status]} reconcile-conformance: ${report.status}`,
     "",
-    `**Checks:** ${ORDER.map((s) => `${counts.get(s) ?? 0} ${s}`).join(" · ")} (${scenarios} scenario(s)) · **Time:** ${duration(report.durationMs)}`,
+    `**Checks:** ${ORDER.filter((s) => s !== "waived" || counts.has(s))
+      .map((s) => `${counts.get(s) ?? 0} ${s}`)
+      .join(" · ")} (${scenarios} scenario(s)) · **Time:** ${duration(report.durationMs)}`,
     "",
     context.join(" · "),
     "",
@@ -105,6 +109,31 @@ function checkTable(report: RunReport, docsBaseUrl: string | undefined): string 
     return `| ${link} | ${check.level} | ${MARK[check.status]} ${check.status}${share}${others} | ${duration(check.durationMs)} |`;
   });
   return ["| Check | Level | Result | Time |", "| --- | --- | --- | --- |", ...rows, ""].join("\n");
+}
+
+const WAIVER_MARK: Record<WaiverOutcome, string> = {
+  applied: "🔕 applied",
+  stale: "⚠️ stale",
+  expired: "❌ expired",
+  "not-run": "⏭️ not run",
+};
+
+/** Every waiver of the contract and what became of it (nothing when it has none). */
+function waiverTable(report: RunReport): string {
+  const waivers = report.waivers ?? [];
+  if (waivers.length === 0) return "";
+  const rows = waivers.map(
+    (w) =>
+      `| <code>${md(w.rule)}</code> | ${md(w.check)}${w.target ? ` <code>${md(w.target)}</code>` : ""} | ${WAIVER_MARK[w.outcome]} | ${md(truncated(w.message, LIMITS.summaryMessageChars))} |`,
+  );
+  return [
+    "### Waivers",
+    "",
+    "| Waiver | Check | Outcome | What became of it |",
+    "| --- | --- | --- | --- |",
+    ...rows,
+    "",
+  ].join("\n");
 }
 
 interface EvidenceBlock {
@@ -126,6 +155,7 @@ function evidenceBlock(
     "",
     `**Verdict** (${check.level}, ${scenario.status}): ${md(truncated(scenario.message, LIMITS.messageChars))}`,
     "",
+    ...(scenario.waived ? [`**Waived:** ${md(waivedText(scenario.waived))}`, ""] : []),
     `Documentation: [${md(check.docs)}](${linkTarget(docsUrl(check, docsBaseUrl))})`,
     "",
   ];

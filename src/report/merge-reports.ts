@@ -1,3 +1,5 @@
+import type { Waiver } from "../contract/load-contract.js";
+import { dayOf, runStatus, waiverOutcomes } from "./waivers.js";
 import { readFile } from "node:fs/promises";
 import { UsageError } from "../errors.js";
 import { isRecord } from "../util/records.js";
@@ -132,10 +134,22 @@ export function mergeReports(shards: readonly ShardReport[]): RunReport {
   }
   const reports = shards.map((s) => s.report);
   const startedAt = reports.map((r) => r.startedAt).sort()[0] ?? first.report.startedAt;
+  // What became of each waiver, over the merged checks: a waiver stale in one shard may have
+  // waived a failure in another. Expired as of the latest shard's day, as that shard judged it.
+  const definitions: Waiver[] = (first.report.waivers ?? []).map(
+    ({ outcome: _outcome, waived: _waived, message: _message, ...waiver }) => waiver,
+  );
+  const latestDay = dayOf(
+    reports
+      .map((r) => r.startedAt)
+      .sort()
+      .at(-1) ?? startedAt,
+  );
+  const waivers = waiverOutcomes(checks, definitions, latestDay);
   return {
     apiVersion: "reconcile-conformance.dev/v1alpha1",
     kind: "Report",
-    status: deriveStatus(checks.map((c) => c.status)),
+    status: runStatus(checks, waivers),
     strict: first.report.strict,
     startedAt,
     // The jobs of a matrix run side by side: the whole run took as long as its longest shard.
@@ -143,6 +157,7 @@ export function mergeReports(shards: readonly ShardReport[]): RunReport {
     contract: first.report.contract,
     cluster: first.report.cluster,
     checks,
+    ...(waivers.length > 0 ? { waivers } : {}),
   };
 }
 

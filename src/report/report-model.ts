@@ -4,8 +4,10 @@
  * Serialisers (console, JSON) read this model and nothing else.
  */
 
-/** How one scenario ended. */
-export type Status = "passed" | "failed" | "warned" | "skipped" | "inconclusive";
+import type { WaiverMark, WaiverReport } from "./waivers.js";
+
+/** How one scenario ended; `waived`: failed (or warned), and a waiver of the contract accepts it for now. */
+export type Status = "passed" | "failed" | "warned" | "waived" | "skipped" | "inconclusive";
 
 /** MUST checks fail the run; SHOULD checks warn unless --strict. */
 export type Level = "MUST" | "SHOULD";
@@ -35,6 +37,8 @@ export interface ScenarioReport {
   readonly message: string;
   readonly durationMs: number;
   readonly evidence?: Evidence;
+  /** Set when a waiver turned this scenario's failure into `waived`. */
+  readonly waived?: WaiverMark;
 }
 
 export interface CheckReport {
@@ -65,14 +69,16 @@ export interface RunReport {
   /** Present when the run was one job's share (`--shard i/n`); absent for a whole or merged run. */
   readonly shard?: { readonly index: number; readonly count: number };
   readonly checks: readonly CheckReport[];
+  /** The contract's waivers and what became of each (absent when it has none). */
+  readonly waivers?: readonly WaiverReport[];
 }
 
-const SEVERITY: readonly Status[] = ["failed", "inconclusive", "warned", "passed", "skipped"];
+const SEVERITY: readonly Status[] = ["failed", "inconclusive", "warned", "waived", "passed", "skipped"];
 
 /**
  * The status of a set of results: the most severe, where failed > inconclusive
- * > warned > passed > skipped; skipped only when every one was skipped (or
- * there were none).
+ * > warned > waived > passed > skipped; skipped only when every one was
+ * skipped (or there were none).
  */
 export function deriveStatus(statuses: readonly Status[]): Status {
   for (const status of SEVERITY) if (statuses.includes(status)) return status;
@@ -124,7 +130,10 @@ export function checkReport(
   };
 }
 
-/** Exit code of a run: 0 passed or warned, 1 a check failed, 3 inconclusive (and nothing failed). */
+/**
+ * Exit code of a run: 0 passed, warned or waived; 1 a check failed (or a
+ * waiver expired); 3 inconclusive (and nothing failed).
+ */
 export function exitCodeOfReport(report: Pick<RunReport, "status">): 0 | 1 | 3 {
   if (report.status === "failed") return 1;
   if (report.status === "inconclusive") return 3;

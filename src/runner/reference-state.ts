@@ -98,6 +98,7 @@ export function writeEvidence(entry: WriteEntry): Record<string, unknown> {
     ...(entry.reason ? { reason: entry.reason } : {}),
     effect: entry.effect,
     ...(entry.effectWhy ? { why: entry.effectWhy } : {}),
+    ...(entry.changedPaths ? { changed: entry.changedPaths } : {}),
     ...(entry.fieldManager ? { fieldManager: entry.fieldManager } : {}),
     ...(entry.resourceVersion ? { resourceVersion: entry.resourceVersion } : {}),
     ...(entry.fault ? { fault: entry.fault } : {}),

@@ -9,7 +9,8 @@ import { describeError, UsageError } from "../errors.js";
 import { isAlreadyExists } from "../kube/api-errors.js";
 import { KubeClient, type KubeObject } from "../kube/kube-client.js";
 import type { CommandRunner } from "../process/command-runner.js";
-import { checkReport, deriveStatus, type CheckReport, type RunReport } from "../report/report-model.js";
+import { checkReport, type CheckReport, type RunReport } from "../report/report-model.js";
+import { dayOf, runStatus, waiveCheck, waiverOutcomes } from "../report/waivers.js";
 import type { CheckDefinition, ScenarioResult, Suite } from "../suites/check.js";
 import type { ScenarioDeps, Timings } from "./scenario.js";
 import { WHOLE_RUN, type Shard } from "./shard.js";
@@ -112,6 +113,8 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
   const started = deps.clock.now();
   const startedAt = isoNow(deps.clock);
   const selected = selectChecks(config);
+  checkWaivers(config.contract);
+  const today = dayOf(startedAt);
   const slots = new Limiter(scenarioParallelism(config));
   const shard = config.shard ?? WHOLE_RUN;
   const cleanups: (() => Promise<void>)[] = [];
@@ -210,7 +213,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       );
       for (const check of mine) {
         const own = results.filter((r: ScenarioResult) => r.check === check.id);
-        const report = checkReport(
+        const judged = checkReport(
           check,
           own.filter((r) => !r.elsewhere).map(({ check: _check, ...scenario }) => scenario),
           {
@@ -219,12 +222,14 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
             elsewhere: own.filter((r) => r.elsewhere).map((r) => r.target),
           },
         );
+        const report = waiveCheck(judged, config.contract.waivers, today);
         checks.push(report);
         deps.progress.checkFinished(report);
       }
     }
-    const status = deriveStatus(checks.map((c) => c.status));
-    passed = status === "passed" || status === "skipped" || status === "warned";
+    const waivers = waiverOutcomes(checks, config.contract.waivers, today);
+    const status = runStatus(checks, waivers);
+    passed = status === "passed" || status === "skipped" || status === "warned" || status === "waived";
     return {
       apiVersion: "reconcile-conformance.dev/v1alpha1",
       kind: "Report",
@@ -236,6 +241,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       cluster: { provider: access.provider, name: access.name },
       ...(shard.count > 1 ? { shard } : {}),
       checks,
+      ...(waivers.length > 0 ? { waivers } : {}),
     };
   } finally {
     for (const cleanup of cleanups.reverse()) {
@@ -268,6 +274,19 @@ export function selectChecks(config: Pick<RunConfig, "contract" | "suites" | "ch
     selected = KNOWN_CHECKS.filter((c) => config.checks?.includes(c.id));
   }
   return new Set(selected.map((c) => c.id));
+}
+
+/** Every waiver names a check the kit has: a misspelt id would otherwise never match and only read as stale. */
+export function checkWaivers(contract: Pick<Contract, "file" | "waivers">): void {
+  const problems = contract.waivers
+    .filter((w) => !KNOWN_CHECKS.some((c) => c.id === w.check))
+    .map((w) => `  ${w.rule}.check: unknown check "${w.check}"`);
+  if (problems.length > 0) {
+    throw new UsageError(
+      "config/invalid",
+      `${contract.file}: the contract is not valid:\n${problems.join("\n")}\n  known checks: ${KNOWN_CHECKS.map((c) => c.id).join(", ")}`,
+    );
+  }
 }
 
 /** Creates (or replaces) the contract's CRDs and waits until each is Established and served. */

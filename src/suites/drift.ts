@@ -17,6 +17,7 @@ import {
   type SuiteContext,
 } from "./check.js";
 import { driftPatch, driftTargets, formatPath, valueAt, type DriftTarget } from "./drift-targets.js";
+import { ObjectKinds } from "./promised.js";
 
 /** The foreign metadata the kit adds with every perturbation: it must survive the repair. */
 export const FOREIGN_ANNOTATION = "reconcile-conformance.dev/foreign-annotation";
@@ -205,14 +206,22 @@ async function perturbOne(context: SuiteContext, target: DriftTarget): Promise<S
     const effective = writesToIt().filter(
       (e) => e.effect === "changed" || e.effect === "created" || e.effect === "deleted",
     );
-    const evidence = { writes: writesToIt().map(writeEvidence) };
-    if (repaired.metadata?.uid !== child.uid) {
-      return result(
-        "failed",
-        `repaired by recreating ${describeRef(child.ref)} (uid ${child.uid} -> ${repaired.metadata?.uid ?? "?"}), not by an update in place`,
-        evidence,
+    const recreated =
+      repaired.metadata?.uid === child.uid
+        ? undefined
+        : `repaired by recreating ${describeRef(child.ref)} (uid ${child.uid} -> ${repaired.metadata?.uid ?? "?"}), not by an update in place`;
+    // A child whose contract entry does not promise `uid` may be recreated: the rest is still judged.
+    const recreationAllowed =
+      recreated &&
+      new ObjectKinds(context.deps.contract, [child]).withdrawn(
+        { group: child.group, resource: child.resource, name: child.ref.name },
+        "uid",
       );
-    }
+    const evidence = {
+      writes: writesToIt().map(writeEvidence),
+      ...(recreationAllowed ? { notes: [`not counted: ${recreated}: ${recreationAllowed}`] } : {}),
+    };
+    if (recreated && !recreationAllowed) return result("failed", recreated, evidence);
     const lost = [
       repaired.metadata?.annotations?.[FOREIGN_ANNOTATION] === nonce
         ? undefined
@@ -230,7 +239,7 @@ async function perturbOne(context: SuiteContext, target: DriftTarget): Promise<S
     }
     return result(
       "passed",
-      `repaired in place by ${effective.length} write(s); foreign metadata kept`,
+      `repaired ${recreationAllowed ? "by recreating it, as the contract allows," : "in place"} by ${effective.length} write(s); foreign metadata kept`,
       evidence,
     );
   });

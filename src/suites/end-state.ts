@@ -7,6 +7,7 @@ import { liveChildren, type ChildRecord } from "../runner/reference-state.js";
 import type { Scenario } from "../runner/scenario.js";
 import type { SpecReference } from "../runner/spec-references.js";
 import { driftTargets, formatPath, valueAt } from "./drift-targets.js";
+import type { ObjectKinds } from "./promised.js";
 
 /** How a scenario's end state differs from the reference of the same spec. */
 export interface EndStateComparison {
@@ -98,19 +99,30 @@ export async function compareWithReference(
 /**
  * Objects of `created` (the operator's creates) that are no longer the
  * same: gone from the live children the comparison found, or there under
- * the same name with another UID (deleted and recreated).
+ * the same name with another UID (deleted and recreated). An object whose
+ * contract entry does not promise `uid` is `excused`, with why.
  */
-export function identityLosses(created: readonly WriteEntry[], comparison: EndStateComparison): string[] {
-  const problems: string[] = [];
+export function identityLosses(
+  created: readonly WriteEntry[],
+  comparison: EndStateComparison,
+  kinds: ObjectKinds,
+): { losses: string[]; excused: string[] } {
+  const losses: string[] = [];
+  const excused: string[] = [];
   for (const entry of created) {
     if (entry.subresource || !entry.name || !entry.uid) continue;
     const live = comparison.children.find(
       (c) => c.resource === entry.resource && c.group === entry.group && c.ref.name === entry.name,
     );
-    if (!live) problems.push(`${entry.resource}/${entry.name} (uid ${entry.uid}) is gone`);
-    else if (live.uid !== entry.uid) {
-      problems.push(`${entry.resource}/${entry.name} was recreated (uid ${entry.uid} -> ${live.uid})`);
-    }
+    const problem = !live
+      ? `${entry.resource}/${entry.name} (uid ${entry.uid}) is gone`
+      : live.uid !== entry.uid
+        ? `${entry.resource}/${entry.name} was recreated (uid ${entry.uid} -> ${live.uid})`
+        : undefined;
+    if (problem === undefined) continue;
+    const why = kinds.withdrawn(entry, "uid");
+    if (why) excused.push(`not counted: ${problem}: ${why}`);
+    else losses.push(problem);
   }
-  return problems;
+  return { losses, excused };
 }

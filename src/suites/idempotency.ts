@@ -19,6 +19,7 @@ import { compareWithReference, describeMismatch, endStateMatches, identityLosses
 import { untilFaultActs } from "./fault-wait.js";
 import { preexistingChild, preexistingOne } from "./preexisting-child.js";
 import { recreateOne, recreateSameName } from "./recreate-same-name.js";
+import { ObjectKinds } from "./promised.js";
 import { runawayCreation } from "./runaway-creation.js";
 
 const crashAfterCreate: CheckDefinition = {
@@ -220,14 +221,15 @@ async function crashOne(
 
     const comparison = await compareWithReference(scenario, reference, context.deps.contract);
     // What the operator had created before the crash must be the same objects after it.
-    const recreated = identityLosses(
+    const { losses: recreated, excused } = identityLosses(
       scenario.operatorWrites({ effect: "created" }).filter((e) => e.seq <= hit.seq),
       comparison,
+      new ObjectKinds(context.deps.contract, comparison.children),
     );
     const evidence = {
       writes: scenario.operatorWrites({ after: hit.seq - 1 }).map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-      notes: [...proof, ...recreated],
+      notes: [...proof, ...recreated, ...excused],
     };
     const problems = [...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]), ...recreated];
     if (problems.length > 0) {

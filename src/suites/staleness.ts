@@ -16,7 +16,14 @@ import {
   type Suite,
   type SuiteContext,
 } from "./check.js";
-import { compareWithReference, describeMismatch, endStateMatches, identityLosses } from "./end-state.js";
+import {
+  compareWithReference,
+  describeMismatch,
+  endStateMatches,
+  identityLosses,
+  type EndStateComparison,
+} from "./end-state.js";
+import { ObjectKinds } from "./promised.js";
 import { untilNothingLeft } from "./fault-wait.js";
 import { crashAtLine, crashLines, type CrashLine } from "./idempotency.js";
 import { touch } from "./status-stability.js";
@@ -197,15 +204,11 @@ async function unseenOne(
       );
       await scenario.converge("convergence after the release");
       const comparison = await compareWithReference(scenario, reference, context.deps.contract);
-      const problems = [
-        ...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]),
-        ...identityLosses(firstCreated, comparison),
-        ...deletions(scenario),
-      ];
+      const { problems, excused } = losses(scenario, firstCreated, comparison);
       const evidence = {
         writes: scenario.operatorWrites({ after: (firstCreated[0]?.seq ?? 1) - 1 }).map(writeEvidence),
         ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-        notes: [...proof, ...problems],
+        notes: [...proof, ...problems, ...excused],
       };
       if (problems.length > 0) {
         return result(
@@ -358,15 +361,11 @@ async function pastOne(
     const made = scenario
       .operatorWrites({ effect: "created" })
       .filter((e) => e.seq <= hit.seq && !e.subresource);
-    const problems = [
-      ...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]),
-      ...identityLosses(made, comparison),
-      ...deletions(scenario),
-    ];
+    const { problems, excused } = losses(scenario, made, comparison);
     const evidence = {
       writes: scenario.operatorWrites({ after: hit.seq - 1 }).map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-      notes: [...proof, ...problems],
+      notes: [...proof, ...problems, ...excused],
     };
     if (problems.length > 0) {
       return result("failed", `restarted with caches from before ${line.id}: ${problems.join("; ")}`, {
@@ -382,11 +381,31 @@ async function pastOne(
   });
 }
 
-/** The operator's deletes in the scenario that took effect: a stale view must never cost a live object. */
-function deletions(scenario: Scenario): string[] {
-  return scenario
-    .operatorWrites({ effect: "deleted" })
-    .map((e) => `it deleted ${e.resource}/${e.name ?? "?"} (write ${e.seq}${e.uid ? `, uid ${e.uid}` : ""})`);
+/**
+ * What a stale view cost: an end state unlike the reference, objects it had
+ * made gone or recreated, and any delete of the operator's that took effect
+ * (a stale view must never cost a live object). Objects whose contract
+ * entry does not promise `uid` are excused, with why.
+ */
+function losses(
+  scenario: Scenario,
+  made: readonly WriteEntry[],
+  comparison: EndStateComparison,
+): { problems: string[]; excused: string[] } {
+  const kinds = new ObjectKinds(scenario.contract, comparison.children);
+  const identity = identityLosses(made, comparison, kinds);
+  const problems = [
+    ...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]),
+    ...identity.losses,
+  ];
+  const excused = [...identity.excused];
+  for (const e of scenario.operatorWrites({ effect: "deleted" })) {
+    const deleted = `it deleted ${e.resource}/${e.name ?? "?"} (write ${e.seq}${e.uid ? `, uid ${e.uid}` : ""})`;
+    const why = kinds.withdrawn(e, "uid");
+    if (why) excused.push(`not counted: ${deleted}: ${why}`);
+    else problems.push(deleted);
+  }
+  return { problems, excused };
 }
 
 /** Touches the custom resource with a foreign label TOUCHES times, each given time to wake a reconcile. */

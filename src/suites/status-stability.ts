@@ -2,9 +2,11 @@ import { randomBytes } from "node:crypto";
 import { describeError } from "../errors.js";
 import type { KubeObject, ObjectRef } from "../kube/kube-client.js";
 import type { Status } from "../report/report-model.js";
+import { describeVolatile, promisesFor, volatileOnly } from "../contract/promises.js";
 import {
   describeRef,
   liveChildren,
+  type ChildRecord,
   recordReference,
   writeEvidence,
   type ReferenceState,
@@ -20,6 +22,7 @@ import {
   type Suite,
   type SuiteContext,
 } from "./check.js";
+import { changedOnlyVolatile, ObjectKinds, sortByPromises } from "./promised.js";
 import { runawayCreation } from "./runaway-creation.js";
 
 /** The label the kit touches objects with: metadata only, so it changes nothing an operator manages. */
@@ -108,25 +111,38 @@ export const statusStability: Suite = {
           });
       };
 
-      // no-avoidable-writes
-      const avoidable = after.filter(
-        (e) => e.effect === "created" || e.effect === "changed" || e.effect === "deleted",
+      // no-avoidable-writes: what the contract's promises allow (a recreated-by-design child, a
+      // heartbeat in a volatile field) is not counted, and each such write is named in the evidence.
+      const kinds = new ObjectKinds(context.deps.contract, reference.children);
+      const sorted = sortByPromises(
+        after.filter((e) => e.effect === "created" || e.effect === "changed" || e.effect === "deleted"),
+        kinds,
       );
+      const avoidable = sorted.counted;
       const ambiguous = after.filter((e) => e.effect === "ambiguous");
-      const identity = await identityChanges(scenario, reference);
+      const identity = await identityChanges(scenario, reference, kinds, after);
+      const allowed = [...sorted.excused.map((e) => `not counted: ${e.why}`), ...identity.excused];
       const crMoved = customResourceMovedByOthers(settled, touchOf.customResource, after);
-      if (avoidable.length > 0 || identity.length > 0) {
+      const uncounted = [
+        ...allowed,
+        ...ambiguous.map((e) => `ambiguous (not counted): #${e.seq} ${e.effectWhy ?? ""}`),
+      ];
+      if (avoidable.length > 0 || identity.problems.length > 0) {
         push(
           noAvoidableWrites,
           "failed",
-          `${avoidable.length} operator write(s) changed stored state${identity.length > 0 ? `; ${identity.join("; ")}` : ""}`,
+          `${avoidable.length} operator write(s) changed stored state${identity.problems.length > 0 ? `; ${identity.problems.join("; ")}` : ""}`,
           {
             writes: avoidable.map(writeEvidence),
-            notes: [
-              ...identity,
-              ...ambiguous.map((e) => `ambiguous (not counted): #${e.seq} ${e.effectWhy ?? ""}`),
-            ],
+            notes: [...identity.problems, ...uncounted],
           },
+        );
+      } else if (sorted.unknown.length > 0) {
+        push(
+          noAvoidableWrites,
+          "inconclusive",
+          `${sorted.unknown.length} operator write(s) changed an object that has volatile fields, and which fields they changed could not be read`,
+          { writes: sorted.unknown.map(writeEvidence), notes: uncounted },
         );
       } else if (crMoved) {
         push(noAvoidableWrites, "inconclusive", crMoved, {
@@ -138,8 +154,13 @@ export const statusStability: Suite = {
         push(
           noAvoidableWrites,
           "passed",
-          `no operator write changed anything (${after.length} request(s), ${ambiguous.length} ambiguous)`,
-          ambiguous.length > 0 ? { writes: ambiguous.map(writeEvidence) } : undefined,
+          `no operator write changed anything${allowed.length > 0 ? " the contract promises to keep" : ""} (${after.length} request(s), ${ambiguous.length} ambiguous${allowed.length > 0 ? `, ${sorted.excused.length} allowed by its promises` : ""})`,
+          ambiguous.length > 0 || allowed.length > 0
+            ? {
+                writes: [...ambiguous, ...sorted.excused.map((e) => e.entry)].map(writeEvidence),
+                notes: uncounted,
+              }
+            : undefined,
         );
       }
 
@@ -162,9 +183,28 @@ export const statusStability: Suite = {
       if (before.length === 0) {
         push(lastTransitionTime, "skipped", "the custom resource reports no conditions");
       } else {
-        const moved = movedTransitionTimes(before, conditionsOf(settled.status));
+        // A condition's lastTransitionTime the contract declares volatile may move; a write that
+        // changed only volatile fields (a heartbeat) is no transition and needs no reading.
+        const crPromises = promisesFor(
+          context.deps.contract.promises,
+          context.deps.contract.customResource.kind,
+          scenario.customResource.name,
+        );
+        const allMoved = movedTransitionTimes(before, conditionsOf(settled.status));
+        const volatileTimes = allMoved.flatMap((m) => {
+          const only = volatileOnly(crPromises, [`status.conditions[type=${m.type}].lastTransitionTime`]);
+          return only !== "unknown" && only.only ? [{ moved: m, fields: only.fields }] : [];
+        });
+        const moved = allMoved.filter((m) => !volatileTimes.some((v) => v.moved === m));
         const statusWrites = after.filter(
-          (e) => e.resource === context.deps.contract.customResource.resource && e.verb !== "delete",
+          (e) =>
+            e.resource === context.deps.contract.customResource.resource &&
+            e.verb !== "delete" &&
+            !changedOnlyVolatile(e, kinds),
+        );
+        const volatileNotes = volatileTimes.map(
+          (v) =>
+            `not counted: condition ${v.moved.type} got a new lastTransitionTime in a volatile field: ${describeVolatile(v.fields)}`,
         );
         // A condition that really went False and back was rightly given new times: the operator's own
         // status writes (their bodies are JSON for custom resources) show the way it went.
@@ -196,10 +236,16 @@ export const statusStability: Suite = {
                 actual: m.actual,
               })),
               writes: statusWrites.map(writeEvidence),
+              ...(volatileNotes.length > 0 ? { notes: volatileNotes } : {}),
             },
           );
         } else {
-          push(lastTransitionTime, "passed", `${before.length} condition(s) kept their lastTransitionTime`);
+          push(
+            lastTransitionTime,
+            "passed",
+            `${before.length - volatileTimes.length} condition(s) kept their lastTransitionTime${volatileTimes.length > 0 ? ` (${volatileTimes.length} volatile by the contract)` : ""}`,
+            volatileNotes.length > 0 ? { notes: volatileNotes } : undefined,
+          );
         }
       }
 
@@ -209,7 +255,9 @@ export const statusStability: Suite = {
       }
       return results;
     } catch (error) {
-      if (error instanceof NeverQuiet) return neverQuiet(error, selected, target, elapsed());
+      if (error instanceof NeverQuiet) {
+        return neverQuiet(error, new ObjectKinds(context.deps.contract), selected, target, elapsed());
+      }
       if (error instanceof Inconclusive)
         return inconclusiveFor(CHECKS, selected, target, error.message, elapsed(), error.notes);
       if (context.deps.signal.aborted) throw error;
@@ -234,6 +282,7 @@ export const statusStability: Suite = {
  */
 function neverQuiet(
   error: NeverQuiet,
+  kinds: ObjectKinds,
   selected: ReadonlySet<string>,
   target: string,
   durationMs: number,
@@ -242,12 +291,20 @@ function neverQuiet(
   const state = error.ready
     ? "the custom resource was ready but the operator never fell quiet"
     : "the operator never fell quiet (and the custom resource never became ready)";
-  const effective = writes.filter(
-    (e) => e.effect === "created" || e.effect === "changed" || e.effect === "deleted",
+  // What the contract allows (a heartbeat in a volatile field of the custom resource) is not counted.
+  const sorted = sortByPromises(
+    writes.filter((e) => e.effect === "created" || e.effect === "changed" || e.effect === "deleted"),
+    kinds,
   );
+  const effective = sorted.counted;
   const shown = (entries: readonly WriteEntry[]) => entries.slice(-20).map(writeEvidence);
   const notes = [
     `${writes.length} operator write(s) in the wait; the last ${Math.min(20, writes.length)} shown`,
+    ...(sorted.excused.length > 0
+      ? [
+          `${sorted.excused.length} of them allowed by the contract's promises, e.g. ${sorted.excused[0]?.why ?? ""}`,
+        ]
+      : []),
     ...error.notes,
   ];
   // Ready and still changing things: avoidable. Not ready: an operator still making progress
@@ -338,28 +395,59 @@ async function touchAll(
   return { customResource };
 }
 
-/** Children recreated (UID changed), gone, or whose generation moved since the reference. */
-async function identityChanges(scenario: Scenario, reference: ReferenceState): Promise<string[]> {
+/**
+ * Children recreated (UID changed), gone, new, or whose generation moved
+ * since the reference; what the contract's promises allow is `excused`, each
+ * with why (a generation moved only by writes to volatile fields included).
+ */
+async function identityChanges(
+  scenario: Scenario,
+  reference: ReferenceState,
+  kinds: ObjectKinds,
+  after: readonly WriteEntry[],
+): Promise<{ problems: string[]; excused: string[] }> {
   const problems: string[] = [];
+  const excused: string[] = [];
+  const report = (problem: string, why: string | undefined) => {
+    if (why) excused.push(`not counted: ${problem}: ${why}`);
+    else problems.push(problem);
+  };
+  const asWritten = (c: ChildRecord) => ({ group: c.group, resource: c.resource, name: c.ref.name });
   const now = new Map(
     (await liveChildren(scenario)).map((c) => [`${c.group}/${c.resource}/${c.ref.name}`, c]),
   );
   for (const child of reference.children) {
     const live = await scenario.kit.tryGet(child.ref);
     const name = describeRef(child.ref);
+    const uidWithdrawn = kinds.withdrawn(asWritten(child), "uid");
     if (!live) {
-      problems.push(`${name} is gone`);
+      report(`${name} is gone`, uidWithdrawn);
     } else if (live.metadata?.uid !== child.uid) {
-      problems.push(`${name} was recreated (uid ${child.uid} -> ${live.metadata?.uid ?? "?"})`);
+      report(`${name} was recreated (uid ${child.uid} -> ${live.metadata?.uid ?? "?"})`, uidWithdrawn);
     } else if (child.generation !== undefined && live.metadata?.generation !== child.generation) {
-      problems.push(
+      const changes = after.filter(
+        (e) =>
+          e.effect === "changed" &&
+          e.group === child.group &&
+          e.resource === child.resource &&
+          e.name === child.ref.name,
+      );
+      const sorted = sortByPromises(changes, kinds);
+      const allowedMoves =
+        changes.length > 0 && sorted.counted.length === 0 && sorted.unknown.length === 0
+          ? `moved only by writes the contract allows (${sorted.excused.map((e) => `#${e.entry.seq}`).join(", ")})`
+          : undefined;
+      report(
         `${name}: metadata.generation moved ${child.generation} -> ${live.metadata?.generation ?? "?"}`,
+        kinds.withdrawn(asWritten(child), "generation") ?? allowedMoves,
       );
     }
     now.delete(`${child.group}/${child.resource}/${child.ref.name}`);
   }
-  for (const extra of now.values()) problems.push(`${describeRef(extra.ref)} is new`);
-  return problems;
+  for (const extra of now.values()) {
+    report(`${describeRef(extra.ref)} is new`, kinds.withdrawn(asWritten(extra), "uid"));
+  }
+  return { problems, excused };
 }
 
 /** Why the custom resource's resourceVersion is not the one the kit's touch left, when no operator write explains it. */

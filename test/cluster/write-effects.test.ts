@@ -273,10 +273,12 @@ describe("write effects on a real API server", () => {
       expect(entry.proxyPrecondition !== undefined).toBe(!precondition);
     });
 
-    it("changed", async () => {
+    it("changed, naming the fields it changed (read from the stored object before and after)", async () => {
       const { entry, before, after } = await put(true);
       expect(after.metadata?.resourceVersion).not.toBe(before.metadata?.resourceVersion);
       expect(entry).toMatchObject({ effect: "changed", resourceVersion: after.metadata?.resourceVersion });
+      // A protobuf answer is not read as JSON: the state after it comes from an exact list at its resourceVersion.
+      expect(entry.changedPaths).toEqual(encoding === "json" ? ["data.a"] : ["metadata.labels.changed"]);
     });
   });
 
@@ -333,6 +335,7 @@ describe("write effects on a real API server", () => {
       expect(lastWrite()).toMatchObject({
         effect: "changed",
         resourceVersion: after.metadata?.resourceVersion,
+        changedPaths: ["data.a"],
       });
     });
   });
@@ -396,7 +399,12 @@ describe("write effects on a real API server", () => {
     const status = { observedGeneration: 1, conditions: [] };
     const write = (object: KubeObject) => asOperator("PUT", path, { body: object });
     expect((await write({ ...app, status })).status).toBe(200);
-    expect(lastWrite()).toMatchObject({ subresource: "status", effect: "changed" });
+    expect(lastWrite()).toMatchObject({
+      subresource: "status",
+      effect: "changed",
+      // (`conditions: []` where there was none: a list that appeared counts as the list.)
+      changedPaths: ["status.conditions", "status.observedGeneration"],
+    });
     const current = await live(path.replace(/\/status$/, ""));
     expect((await write(current)).status).toBe(200);
     expect(lastWrite()).toMatchObject({ subresource: "status", effect: "no-op" });
@@ -433,7 +441,11 @@ describe("write effects on a real API server", () => {
     const current = await live(path);
     const changed = { ...current, status: { loadBalancer: { ingress: [{ ip: "192.0.2.10" }] } } };
     expect((await asOperator("PUT", `${path}/status`, { body: changed })).status).toBe(200);
-    expect(lastWrite()).toMatchObject({ subresource: "status", effect: "changed" });
+    expect(lastWrite()).toMatchObject({
+      subresource: "status",
+      effect: "changed",
+      changedPaths: ["status.loadBalancer.ingress"],
+    });
   });
 
   it("delete: deleted; a delete of an object already terminating: no-op", async () => {

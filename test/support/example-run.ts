@@ -27,7 +27,17 @@ const quiet: ProgressReporter = {
 export async function runExampleOperator(
   cluster: TestCluster,
   binary: string,
-  options: { bug?: string; strict: boolean; suites: string[]; parallel?: number; shard?: Shard },
+  options: {
+    bug?: string;
+    strict: boolean;
+    suites: string[];
+    /** Only these checks (--check). */
+    checks?: string[];
+    parallel?: number;
+    shard?: Shard;
+    /** More contract fields (promises, waivers). */
+    contract?: Record<string, unknown>;
+  },
 ): Promise<RunReport> {
   const dir = await mkdtemp(join(tmpdir(), "rc-example-run-"));
   const contract = parse(await readFile(join(exampleDir, "reconcile-conformance.yaml"), "utf8")) as Record<
@@ -46,6 +56,7 @@ export async function runExampleOperator(
       },
       crds: [join(exampleDir, "crds/webapp.yaml")],
       sample: join(exampleDir, "samples/webapp.yaml"),
+      ...options.contract,
     }),
   );
   return runKit(
@@ -57,6 +68,7 @@ export async function runExampleOperator(
         context: cluster.access.context,
       },
       suites: options.suites,
+      ...(options.checks ? { checks: options.checks } : {}),
       strict: options.strict,
       keep: false,
       ...(options.parallel === undefined ? {} : { parallel: options.parallel }),

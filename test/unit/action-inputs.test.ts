@@ -47,7 +47,7 @@ describe("action.yml", () => {
     const set = new Set(
       [...source.matchAll(/setOutput\("([a-z-]+)"/g)]
         .map((m) => m[1])
-        .concat(["passed", "failed", "warned", "skipped", "inconclusive"]),
+        .concat(["passed", "failed", "warned", "waived", "skipped", "inconclusive"]),
     );
     expect(new Set(Object.keys(action.outputs))).toEqual(set);
   });

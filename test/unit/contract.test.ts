@@ -75,7 +75,101 @@ describe("loadContract", () => {
       ],
       drift: { include: [], exclude: [] },
       suites: ["conflict", "idempotency", "drift", "status-stability", "staleness"],
+      promises: [],
+      waivers: [],
     });
+  });
+
+  it("resolves promises and waivers, and names the field path of each mistake in them", async () => {
+    const contract = await loadContract(
+      await contractDir({
+        ...minimal,
+        promises: [
+          {
+            kind: "Widget",
+            volatile: [
+              { path: "status.lastHeartbeatTime", reason: "heartbeat" },
+              { path: 'metadata.annotations["example.com/config-hash"]', reason: "hash of the config" },
+            ],
+          },
+          { kind: "ConfigMap", name: "session-*", keeps: ["resourceVersion"], reason: "rotated hourly" },
+        ],
+        waivers: [
+          { check: "drift/managed-field", target: "Service/*", reason: "fix in #7", until: "2027-01-31" },
+        ],
+      }),
+    );
+    expect(contract.promises).toEqual([
+      {
+        rule: "promises[0]",
+        kind: "Widget",
+        keeps: ["resourceVersion", "uid", "generation"],
+        volatile: [
+          {
+            path: [{ field: "status" }, { field: "lastHeartbeatTime" }],
+            text: "status.lastHeartbeatTime",
+            reason: "heartbeat",
+            rule: "promises[0]",
+          },
+          {
+            path: [{ field: "metadata" }, { field: "annotations" }, { field: "example.com/config-hash" }],
+            text: 'metadata.annotations["example.com/config-hash"]',
+            reason: "hash of the config",
+            rule: "promises[0]",
+          },
+        ],
+      },
+      {
+        rule: "promises[1]",
+        kind: "ConfigMap",
+        name: "session-*",
+        keeps: ["resourceVersion"],
+        reason: "rotated hourly",
+        volatile: [],
+      },
+    ]);
+    expect(contract.waivers).toEqual([
+      {
+        rule: "waivers[0]",
+        check: "drift/managed-field",
+        target: "Service/*",
+        reason: "fix in #7",
+        until: "2027-01-31",
+      },
+    ]);
+
+    const message = await loadError({
+      ...minimal,
+      promises: [
+        { kind: "Widget", keeps: ["uid"] },
+        { kind: "Widget", keeps: ["name"], reason: "x" },
+        { kind: "Widget", volatile: [{ path: "status..time", reason: "x" }, { path: "status.time" }] },
+        { kind: "Widget", volatile: [{ path: "status.conditions[type=]", reason: "x" }] },
+      ],
+      waivers: [
+        { check: "drift", reason: "x" },
+        { check: "drift/managed-field", reason: "  " },
+        { check: "drift/managed-field", reason: "x", until: "31.12.2026" },
+        { check: "drift/managed-field", reason: "x", until: "2026-02-30" },
+      ],
+    });
+    expect(message).toContain(
+      "promises[0].reason: expected a reason: keeps leaves out resourceVersion, generation",
+    );
+    expect(message).toContain("promises[1].keeps[0]: expected one of resourceVersion, uid, generation");
+    expect(message).toContain(
+      'promises[2].volatile[0].path: not a field path: expected a field name (use ["..."] for keys with other characters) at character 8 of "status..time"',
+    );
+    expect(message).toContain(
+      "promises[2].volatile[1].reason: expected a reason: why the operator rewrites this field",
+    );
+    expect(message).toContain("promises[3].volatile[0].path: not a field path:");
+    expect(message).toContain(
+      'waivers[0].check: expected a check id, e.g. "status-stability/no-avoidable-writes"',
+    );
+    expect(message).toContain("waivers[1].reason: expected a reason: why this failure is accepted for now");
+    expect(message).toContain('waivers[2].until: expected a date such as "2026-12-31"');
+    expect(message).toContain("waivers[3].until: not a real date");
   });
 
   it("takes the operator deployed from its image and manifests instead of a command", async () => {

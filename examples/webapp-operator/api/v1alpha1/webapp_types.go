@@ -42,6 +42,9 @@ type WebAppStatus struct {
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 	// Conditions: Ready.
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// LastHeartbeatTime is refreshed on a timer, only by the heartbeat
+	// variant (--bug=heartbeat); the reference never sets it.
+	LastHeartbeatTime *metav1.Time `json:"lastHeartbeatTime,omitempty"`
 }
 
 // WebApp is the custom resource.
@@ -111,6 +114,9 @@ func (in *WebAppStatus) DeepCopy() *WebAppStatus {
 		for i := range in.Conditions {
 			in.Conditions[i].DeepCopyInto(&out.Conditions[i])
 		}
+	}
+	if in.LastHeartbeatTime != nil {
+		out.LastHeartbeatTime = in.LastHeartbeatTime.DeepCopy()
 	}
 	return &out
 }

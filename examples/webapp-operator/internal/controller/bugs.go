@@ -2,11 +2,14 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Bug selects one seeded mistake; the empty Bug is the correct operator.
+// (A Bug in Variants is no mistake: a correct alternative behaviour.)
 // Each is a faithful, minimal version of a mistake real operators make, and
 // each breaks exactly one rule of idempotent reconciliation. The table in
 // README.md lists the conformance checks that must fail on each.
@@ -63,9 +66,20 @@ const (
 	// an update event's old and new objects, one change per event (replicas,
 	// else the rest), so an event that carries two changes loses one.
 	EventDiff Bug = "event-diff"
+
+	// Heartbeat is not a mistake but a variant: a heartbeat a real operator
+	// may write on purpose. It stamps status.lastHeartbeatTime whenever the
+	// stored one is missing or HeartbeatInterval old, and asks to be
+	// reconciled again after HeartbeatInterval, so the status changes on a
+	// timer while nothing else does. Everything else is the reference.
+	Heartbeat Bug = "heartbeat"
 )
 
-// AllBugs lists every mutant.
+// HeartbeatInterval is how often the Heartbeat variant refreshes
+// status.lastHeartbeatTime.
+const HeartbeatInterval = 3 * time.Second
+
+// AllBugs lists every mutant: the kill matrix's list, without the Variants.
 var AllBugs = []Bug{
 	GenerateName, IgnoreAlreadyExists, DeepEqualUpdate, StatusEveryReconcile, StaleRetry,
 	BlindOverwrite, RecreateOnDrift, NoDriftRepair, ReplaceWholeObject, NameWithoutUID,
@@ -73,20 +87,29 @@ var AllBugs = []Bug{
 	EventDiff,
 }
 
-// ParseBug validates a --bug / WEBAPP_BUG value.
+// Variants lists the legitimate alternatives to the reference behaviour:
+// selected like a mutant, but correct, so not in the kill matrix.
+var Variants = []Bug{Heartbeat}
+
+// ParseBug validates a --bug / WEBAPP_BUG value: a mutant or a variant.
 func ParseBug(value string) (Bug, error) {
 	if value == "" || value == "none" {
 		return None, nil
 	}
-	for _, b := range AllBugs {
+	for _, b := range slices.Concat(AllBugs, Variants) {
 		if string(b) == value {
 			return b, nil
 		}
 	}
-	names := make([]string, len(AllBugs))
-	for i, b := range AllBugs {
+	return None, fmt.Errorf("unknown bug %q: use one of %s (mutants) or %s (variants)",
+		value, sortedNames(AllBugs), sortedNames(Variants))
+}
+
+func sortedNames(bugs []Bug) string {
+	names := make([]string, len(bugs))
+	for i, b := range bugs {
 		names[i] = string(b)
 	}
 	sort.Strings(names)
-	return None, fmt.Errorf("unknown bug %q: use one of %s", value, strings.Join(names, ", "))
+	return strings.Join(names, ", ")
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,8 +20,13 @@ func TestParseBug(t *testing.T) {
 	if len(AllBugs) != 16 {
 		t.Errorf("%d mutants, the README's table has 16", len(AllBugs))
 	}
+	// A variant is selected the same way but is no mutant: the kill matrix never lists it.
+	if got, err := ParseBug("heartbeat"); err != nil || got != Heartbeat || slices.Contains(AllBugs, Heartbeat) {
+		t.Errorf("ParseBug(heartbeat) = %q, %v; in AllBugs: %v", got, err, slices.Contains(AllBugs, Heartbeat))
+	}
 	_, err := ParseBug("off-by-one")
-	if err == nil || !strings.Contains(err.Error(), `unknown bug "off-by-one"`) || !strings.Contains(err.Error(), "crash-gap") {
+	if err == nil || !strings.Contains(err.Error(), `unknown bug "off-by-one"`) || !strings.Contains(err.Error(), "crash-gap") ||
+		!strings.Contains(err.Error(), "heartbeat") {
 		t.Errorf("ParseBug(off-by-one) error = %v; want one naming the value and the choices", err)
 	}
 }

@@ -120,7 +120,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.reconcileStatus(ctx, app, observed)
+	if err := r.reconcileStatus(ctx, app, observed); err != nil {
+		return ctrl.Result{}, err
+	}
+	if r.Bug == Heartbeat {
+		// The variant: come back when the heartbeat is due, even if nothing else happens.
+		return ctrl.Result{RequeueAfter: HeartbeatInterval}, nil
+	}
+	return ctrl.Result{}, nil
 }
 
 func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, changes changeSet) (observation, error) {
@@ -348,11 +355,17 @@ func (r *Reconciler) checkIdentity(app *demov1.WebApp, c child, live client.Obje
 
 // desiredStatus derives the status from what the children look like now,
 // starting from `current` so that an unchanged condition keeps its
-// lastTransitionTime.
+// lastTransitionTime (and a stored lastHeartbeatTime stays as it is unless
+// the Heartbeat variant refreshes it).
 func (r *Reconciler) desiredStatus(app *demov1.WebApp, current demov1.WebAppStatus, observed observation) demov1.WebAppStatus {
 	next := *current.DeepCopy()
 	next.ObservedGeneration = app.Generation
-	ready := metav1.Condition{Type: demov1.ConditionReady, ObservedGeneration: app.Generation, LastTransitionTime: r.now()}
+	now := r.now()
+	if r.Bug == Heartbeat && (current.LastHeartbeatTime == nil || now.Sub(current.LastHeartbeatTime.Time) >= HeartbeatInterval) {
+		// The variant: a heartbeat that is due is written, and only then.
+		next.LastHeartbeatTime = &now
+	}
+	ready := metav1.Condition{Type: demov1.ConditionReady, ObservedGeneration: app.Generation, LastTransitionTime: now}
 	switch d := observed.deployment; {
 	case len(observed.conflicts) > 0:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "ChildConflict", fmt.Sprint(observed.conflicts)

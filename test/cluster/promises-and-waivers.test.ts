@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderSummary } from "../../src/report/console-reporter.js";
+import { renderJUnit } from "../../src/report/junit-report.js";
+import { renderMarkdownSummary } from "../../src/report/markdown-summary.js";
+import { exitCodeOfReport, type RunReport, type ScenarioReport } from "../../src/report/report-model.js";
+import { runExampleOperator } from "../support/example-run.js";
+import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
+import { exampleOperatorBinary } from "../support/webapp-example.js";
+
+// The contract's promises and waivers on the example operator, against a real API server: its
+// `heartbeat` variant (a status heartbeat every 3 s, a correct operator's legitimate write) with and
+// without a volatile field, and the `stale-retry` mutant's real failure waived, expired and stale.
+let cluster: TestCluster;
+let binary: string;
+
+beforeAll(async () => {
+  cluster = await startTestCluster("promises");
+  binary = exampleOperatorBinary();
+}, 120_000);
+
+afterAll(async () => {
+  cluster?.client.close();
+  await cluster?.provider.delete();
+});
+
+const scenarioOf = (report: RunReport, check: string): ScenarioReport => {
+  const found = report.checks.find((c) => c.id === check)?.scenarios[0];
+  if (!found) throw new Error(`no scenario of ${check} in the report`);
+  return found;
+};
+
+const writesOf = (scenario: ScenarioReport) => (scenario.evidence?.writes ?? []) as Record<string, unknown>[];
+
+const HEARTBEAT_PROMISE = {
+  promises: [
+    {
+      kind: "WebApp",
+      volatile: [{ path: "status.lastHeartbeatTime", reason: "the operator stamps a heartbeat every 3 s" }],
+    },
+  ],
+};
+
+describe("promises: volatile fields", () => {
+  it(
+    "without a promise, the heartbeat fails no-avoidable-writes, and the write log names the field it changed",
+    { timeout: 180_000 },
+    async () => {
+      const report = await runExampleOperator(cluster, binary, {
+        bug: "heartbeat",
+        strict: false,
+        suites: ["status-stability"],
+      });
+      const avoidable = scenarioOf(report, "status-stability/no-avoidable-writes");
+      expect(avoidable.status, avoidable.message).toBe("failed");
+      const writes = writesOf(avoidable);
+      expect(writes.length).toBeGreaterThan(0);
+      for (const write of writes) {
+        expect(write.write).toBe("update webapps.demo.reconcile-conformance.dev/hello/status");
+        expect(write.effect).toBe("changed");
+        expect(write.changed).toEqual(["status.lastHeartbeatTime"]);
+      }
+      expect(scenarioOf(report, "status-stability/no-redundant-writes").status).toBe("warned");
+      expect(scenarioOf(report, "status-stability/last-transition-time").status).toBe("passed");
+      expect(exitCodeOfReport(report)).toBe(1);
+    },
+  );
+
+  it(
+    "with status.lastHeartbeatTime volatile, no-avoidable-writes passes and says which writes it allowed; no-redundant-writes still warns",
+    { timeout: 180_000 },
+    async () => {
+      const report = await runExampleOperator(cluster, binary, {
+        bug: "heartbeat",
+        strict: false,
+        suites: ["status-stability"],
+        contract: HEARTBEAT_PROMISE,
+      });
+      const avoidable = scenarioOf(report, "status-stability/no-avoidable-writes");
+      expect(avoidable.status, avoidable.message).toBe("passed");
+      expect(avoidable.message).toMatch(/[1-9]\d* allowed by its promises/);
+      const notes = avoidable.evidence?.notes ?? [];
+      expect(notes.length).toBeGreaterThan(0);
+      for (const note of notes) {
+        expect(note).toMatch(
+          /^not counted: #\d+ update webapps\/hello\/status changed only volatile fields: status\.lastHeartbeatTime \(promises\[0\]: the operator stamps a heartbeat every 3 s\)$/,
+        );
+      }
+      const redundant = scenarioOf(report, "status-stability/no-redundant-writes");
+      expect(redundant.status).toBe("warned");
+      expect(writesOf(redundant).length).toBe(notes.length);
+      expect(report.status).toBe("warned");
+      expect(exitCodeOfReport(report)).toBe(0);
+    },
+  );
+
+  it(
+    "a volatile field of another object excuses nothing: the heartbeat still fails",
+    { timeout: 180_000 },
+    async () => {
+      const report = await runExampleOperator(cluster, binary, {
+        bug: "heartbeat",
+        strict: false,
+        suites: ["status-stability"],
+        checks: ["status-stability/no-avoidable-writes"],
+        contract: {
+          promises: [
+            {
+              kind: "Deployment",
+              volatile: [{ path: "status.lastHeartbeatTime", reason: "not the WebApp's" }],
+            },
+            { kind: "WebApp", volatile: [{ path: "status.lastSeen", reason: "another field" }] },
+          ],
+        },
+      });
+      expect(scenarioOf(report, "status-stability/no-avoidable-writes").status).toBe("failed");
+    },
+  );
+});
+
+describe("waivers", () => {
+  const farFuture = "2999-12-31";
+
+  it(
+    "turn a mutant's real failure into waived (exit 0), and report a waiver that matched nothing as stale",
+    { timeout: 240_000 },
+    async () => {
+      const report = await runExampleOperator(cluster, binary, {
+        bug: "stale-retry",
+        strict: true,
+        suites: ["conflict"],
+        contract: {
+          waivers: [
+            { check: "conflict/child-update", reason: "retry fix lands in #42", until: farFuture },
+            { check: "conflict/status-update", reason: "flaked once" },
+          ],
+        },
+      });
+      const child = report.checks.find((c) => c.id === "conflict/child-update");
+      expect(child?.status).toBe("waived");
+      const waived = child?.scenarios.filter((s) => s.status === "waived") ?? [];
+      expect(waived.length).toBeGreaterThan(0);
+      for (const scenario of waived) {
+        // The verdict and its evidence are kept: only the status says it is accepted for now.
+        expect(scenario.waived).toEqual({
+          rule: "waivers[0]",
+          reason: "retry fix lands in #42",
+          until: farFuture,
+          was: "failed",
+        });
+        expect(scenario.evidence?.writes?.length ?? 0).toBeGreaterThan(0);
+      }
+      expect(report.checks.find((c) => c.id === "conflict/status-update")?.status).toBe("passed");
+      expect(report.waivers?.map((w) => [w.rule, w.outcome])).toEqual([
+        ["waivers[0]", "applied"],
+        ["waivers[1]", "stale"],
+      ]);
+      expect(report.waivers?.[1]?.message).toContain("matched no failure (its scenarios: passed)");
+      expect(report.status).toBe("waived");
+      expect(exitCodeOfReport(report)).toBe(0);
+
+      const console = renderSummary(report);
+      expect(console).toContain("WAIVED       conflict/child-update (MUST)");
+      expect(console).toContain(
+        "waived by waivers[0] (until 2999-12-31; was failed): retry fix lands in #42",
+      );
+      expect(console).toMatch(/STALE: waivers\[1\] for conflict\/status-update matched no failure/);
+      const junit = renderJUnit(report);
+      expect(junit).toContain(
+        "<skipped>waived by waivers[0] (until 2999-12-31; was failed): retry fix lands in #42; verdict: ",
+      );
+      expect(junit).not.toContain("<failure");
+      const summary = renderMarkdownSummary(report);
+      expect(summary).toContain("### Waivers");
+      expect(summary).toMatch(
+        /\| <code>waivers&#91;1&#93;<\/code> \| conflict\/status-update \| ⚠️ stale \|/,
+      );
+    },
+  );
+
+  it(
+    "past its date, a waiver waives nothing and fails the run, naming it",
+    { timeout: 240_000 },
+    async () => {
+      const report = await runExampleOperator(cluster, binary, {
+        bug: "stale-retry",
+        strict: true,
+        suites: ["conflict"],
+        checks: ["conflict/child-update"],
+        contract: {
+          waivers: [
+            { check: "conflict/child-update", reason: "retry fix lands in #42", until: "2020-01-31" },
+          ],
+        },
+      });
+      expect(report.checks.find((c) => c.id === "conflict/child-update")?.status).toBe("failed");
+      expect(report.waivers?.map((w) => w.outcome)).toEqual(["expired"]);
+      expect(report.waivers?.[0]?.message).toContain(
+        "waivers[0] for conflict/child-update expired on 2020-01-31: it waives nothing and fails the run",
+      );
+      expect(report.status).toBe("failed");
+      expect(exitCodeOfReport(report)).toBe(1);
+      expect(renderSummary(report)).toContain(
+        "EXPIRED: waivers[0] for conflict/child-update expired on 2020-01-31",
+      );
+    },
+  );
+});
