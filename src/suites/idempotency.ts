@@ -240,7 +240,7 @@ async function crashOne(
     }
     return result(
       "passed",
-      `restarted after the crash, it converged to the reference: no duplicate, ${comparison.children.length} child(ren) as the reference has them, none recreated`,
+      `restarted after the crash, it converged to the reference: no duplicate, ${comparison.children.length} child(ren) as the reference has them, none recreated${excused.length > 0 ? ` but ${excused.length} the contract's promises allow (see the notes)` : ""}`,
       evidence,
     );
   });

@@ -3,6 +3,7 @@ import { describeError } from "../errors.js";
 import type { KubeObject, ObjectRef } from "../kube/kube-client.js";
 import type { Status } from "../report/report-model.js";
 import { describeVolatile, promisesFor, volatileOnly } from "../contract/promises.js";
+import { formatObjectPath } from "../util/object-paths.js";
 import {
   describeRef,
   liveChildren,
@@ -192,7 +193,13 @@ export const statusStability: Suite = {
         );
         const allMoved = movedTransitionTimes(before, conditionsOf(settled.status));
         const volatileTimes = allMoved.flatMap((m) => {
-          const only = volatileOnly(crPromises, [`status.conditions[type=${m.type}].lastTransitionTime`]);
+          const path = formatObjectPath([
+            { field: "status" },
+            { field: "conditions" },
+            { key: "type", value: m.type },
+            { field: "lastTransitionTime" },
+          ]);
+          const only = volatileOnly(crPromises, [path]);
           return only !== "unknown" && only.only ? [{ moved: m, fields: only.fields }] : [];
         });
         const moved = allMoved.filter((m) => !volatileTimes.some((v) => v.moved === m));

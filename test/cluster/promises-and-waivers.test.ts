@@ -29,6 +29,13 @@ const scenarioOf = (report: RunReport, check: string): ScenarioReport => {
   return found;
 };
 
+/** The example operator with `--bug=<bug>` on one suite, the contract extended as given. */
+const runMutant = (
+  bug: string,
+  suite: string,
+  options: { strict: boolean; checks?: string[]; contract?: Record<string, unknown> },
+): Promise<RunReport> => runExampleOperator(cluster, binary, { bug, suites: [suite], ...options });
+
 const writesOf = (scenario: ScenarioReport) => (scenario.evidence?.writes ?? []) as Record<string, unknown>[];
 
 const HEARTBEAT_PROMISE = {
@@ -45,11 +52,7 @@ describe("promises: volatile fields", () => {
     "without a promise, the heartbeat fails no-avoidable-writes, and the write log names the field it changed",
     { timeout: 180_000 },
     async () => {
-      const report = await runExampleOperator(cluster, binary, {
-        bug: "heartbeat",
-        strict: false,
-        suites: ["status-stability"],
-      });
+      const report = await runMutant("heartbeat", "status-stability", { strict: false });
       const avoidable = scenarioOf(report, "status-stability/no-avoidable-writes");
       expect(avoidable.status, avoidable.message).toBe("failed");
       const writes = writesOf(avoidable);
@@ -69,10 +72,8 @@ describe("promises: volatile fields", () => {
     "with status.lastHeartbeatTime volatile, no-avoidable-writes passes and says which writes it allowed; no-redundant-writes still warns",
     { timeout: 180_000 },
     async () => {
-      const report = await runExampleOperator(cluster, binary, {
-        bug: "heartbeat",
+      const report = await runMutant("heartbeat", "status-stability", {
         strict: false,
-        suites: ["status-stability"],
         contract: HEARTBEAT_PROMISE,
       });
       const avoidable = scenarioOf(report, "status-stability/no-avoidable-writes");
@@ -97,10 +98,8 @@ describe("promises: volatile fields", () => {
     "a volatile field of another object excuses nothing: the heartbeat still fails",
     { timeout: 180_000 },
     async () => {
-      const report = await runExampleOperator(cluster, binary, {
-        bug: "heartbeat",
+      const report = await runMutant("heartbeat", "status-stability", {
         strict: false,
-        suites: ["status-stability"],
         checks: ["status-stability/no-avoidable-writes"],
         contract: {
           promises: [
@@ -117,6 +116,86 @@ describe("promises: volatile fields", () => {
   );
 });
 
+describe("promises: a volatile lastTransitionTime", () => {
+  it(
+    "lets status-every-reconcile's restamped Ready time pass last-transition-time and no-avoidable-writes, each write named",
+    { timeout: 180_000 },
+    async () => {
+      const checks = ["status-stability/last-transition-time", "status-stability/no-avoidable-writes"];
+      const without = await runMutant("status-every-reconcile", "status-stability", {
+        strict: false,
+        checks,
+      });
+      expect(scenarioOf(without, checks[0] ?? "").status).toBe("failed");
+      const report = await runMutant("status-every-reconcile", "status-stability", {
+        strict: false,
+        checks,
+        contract: {
+          promises: [
+            {
+              kind: "WebApp",
+              volatile: [
+                { path: "status.conditions[type=Ready].lastTransitionTime", reason: "restamped on purpose" },
+              ],
+            },
+          ],
+        },
+      });
+      const ltt = scenarioOf(report, "status-stability/last-transition-time");
+      expect(ltt.status, ltt.message).toBe("passed");
+      expect(ltt.message).toBe("0 condition(s) kept their lastTransitionTime (1 volatile by the contract)");
+      expect(ltt.evidence?.notes).toEqual([
+        "not counted: condition Ready got a new lastTransitionTime in a volatile field: status.conditions[type=Ready].lastTransitionTime (promises[0]: restamped on purpose)",
+      ]);
+      const avoidable = scenarioOf(report, "status-stability/no-avoidable-writes");
+      expect(avoidable.status, avoidable.message).toBe("passed");
+      expect(writesOf(avoidable).length).toBeGreaterThan(0);
+      for (const write of writesOf(avoidable)) {
+        expect(write.changed).toEqual(["status.conditions[type=Ready].lastTransitionTime"]);
+      }
+    },
+  );
+});
+
+describe("promises: a withdrawn uid", () => {
+  it(
+    "excuses recreate-on-already-exists's recreated Service in own-create-unseen, naming it, and nothing of the other kinds",
+    { timeout: 180_000 },
+    async () => {
+      const report = await runMutant("recreate-on-already-exists", "staleness", {
+        strict: true,
+        checks: ["staleness/own-create-unseen"],
+        contract: {
+          promises: [
+            { kind: "Service", keeps: ["resourceVersion", "generation"], reason: "recreated by design" },
+          ],
+        },
+      });
+      const scenarios = report.checks.find((c) => c.id === "staleness/own-create-unseen")?.scenarios ?? [];
+      const services = scenarios.find((s) => s.target === "services");
+      expect(services?.status, services?.message).toBe("passed");
+      const notes = services?.evidence?.notes ?? [];
+      const excused = (pattern: RegExp) => notes.some((n) => pattern.test(n));
+      expect(
+        excused(
+          /^not counted: it deleted services\/hello \(write \d+, uid [0-9a-f-]+\): Service\/hello does not promise uid \(promises\[0\]: recreated by design\)$/,
+        ),
+        notes.join("\n"),
+      ).toBe(true);
+      expect(
+        notes.some((n) =>
+          /^not counted: services\/hello was recreated \(uid .* -> .*\): Service\/hello does not promise uid \(promises\[0\]: recreated by design\)$/.test(
+            n,
+          ),
+        ),
+      ).toBe(true);
+      const deployments = scenarios.find((s) => s.target === "deployments");
+      expect(deployments?.status).toBe("failed");
+      expect(deployments?.message).toContain("deployments/hello");
+    },
+  );
+});
+
 describe("waivers", () => {
   const farFuture = "2999-12-31";
 
@@ -124,10 +203,8 @@ describe("waivers", () => {
     "turn a mutant's real failure into waived (exit 0), and report a waiver that matched nothing as stale",
     { timeout: 240_000 },
     async () => {
-      const report = await runExampleOperator(cluster, binary, {
-        bug: "stale-retry",
+      const report = await runMutant("stale-retry", "conflict", {
         strict: true,
-        suites: ["conflict"],
         contract: {
           waivers: [
             { check: "conflict/child-update", reason: "retry fix lands in #42", until: farFuture },
@@ -181,10 +258,8 @@ describe("waivers", () => {
     "past its date, a waiver waives nothing and fails the run, naming it",
     { timeout: 240_000 },
     async () => {
-      const report = await runExampleOperator(cluster, binary, {
-        bug: "stale-retry",
+      const report = await runMutant("stale-retry", "conflict", {
         strict: true,
-        suites: ["conflict"],
         checks: ["conflict/child-update"],
         contract: {
           waivers: [

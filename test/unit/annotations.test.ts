@@ -153,3 +153,78 @@ describe("annotationsOf", () => {
     expect(lines.at(-2)).toBe(`… and ${100 - shown} more`);
   });
 });
+
+describe("annotationsOf, waivers", () => {
+  const contract = {
+    file: CONTRACT.file,
+    text: [
+      CONTRACT.text,
+      "waivers:", // 14
+      "  - check: drift/managed-field", // 15
+      "    reason: mesh owns the ports", // 16
+      "  - check: conflict/child-update", // 17
+      "    reason: fix in #42", // 18
+      "    until: 2026-01-31", // 19
+      "  - check: drift/deleted-child", // 20
+      "    reason: applied one", // 21
+      "",
+    ].join("\n"),
+  };
+  const waived = runReport([
+    check("drift/deleted-child", "MUST", "waived", [
+      {
+        ...scenario("Service/web", "waived", "not recreated"),
+        waived: { rule: "waivers[2]", reason: "applied one", was: "failed" },
+      },
+    ]),
+  ]);
+  const withWaivers = {
+    ...waived,
+    waivers: [
+      {
+        rule: "waivers[0]",
+        check: "drift/managed-field",
+        reason: "mesh owns the ports",
+        outcome: "stale" as const,
+        waived: [],
+        message: "waivers[0] for drift/managed-field matched no failure",
+      },
+      {
+        rule: "waivers[1]",
+        check: "conflict/child-update",
+        reason: "fix in #42",
+        until: "2026-01-31",
+        outcome: "expired" as const,
+        waived: [],
+        message: "waivers[1] for conflict/child-update expired on 2026-01-31",
+      },
+      {
+        rule: "waivers[2]",
+        check: "drift/deleted-child",
+        reason: "applied one",
+        outcome: "applied" as const,
+        waived: ["Service/web"],
+        message: "waivers[2] waived 1 failure(s)",
+      },
+    ],
+  };
+
+  it("makes a warning for a stale waiver and an error for an expired one, on its line; none for a waived check", () => {
+    expect(annotationsOf(withWaivers, contract)).toEqual([
+      {
+        level: "warning",
+        title: "waivers[0] (drift/managed-field) is stale",
+        message: "waivers[0] for drift/managed-field matched no failure",
+        file: CONTRACT.file,
+        line: 15,
+      },
+      {
+        level: "error",
+        title: "waivers[1] (conflict/child-update) is expired",
+        message: "waivers[1] for conflict/child-update expired on 2026-01-31",
+        file: CONTRACT.file,
+        line: 17,
+      },
+    ]);
+  });
+});

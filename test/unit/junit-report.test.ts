@@ -219,3 +219,30 @@ describe("renderJUnit", () => {
     );
   });
 });
+
+describe("renderJUnit, waived", () => {
+  const waived = runReport([
+    check("drift/managed-field", "MUST", "waived", [
+      {
+        target: "Service/web spec.selector",
+        status: "waived",
+        message: "not repaired within 60 s",
+        durationMs: 10,
+        evidence: { notes: ["the selector stayed perturbed"] },
+        waived: { rule: "waivers[0]", reason: "mesh owns it", until: "2027-01-31", was: "failed" },
+      },
+    ]),
+  ]);
+  const xml = renderJUnit(waived);
+
+  it("maps a waived scenario to <skipped> naming the waiver and the verdict, its evidence kept, and stays valid", async () => {
+    expect(xml).toContain(
+      "<skipped>waived by waivers[0] (until 2027-01-31; was failed): mesh owns it; verdict: not repaired within 60 s</skipped>",
+    );
+    expect(xml).toContain(
+      "<system-out>WAIVED (MUST): not repaired within 60 s\n\nnotes:\n  the selector stayed perturbed",
+    );
+    expect(xml).toMatch(/<testsuite name="drift" tests="1" failures="0" errors="0" skipped="1"/);
+    expect((await validate(xml)).valid).toBe(true);
+  });
+});
