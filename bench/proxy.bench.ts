@@ -4,7 +4,8 @@
  * arrives through the proxy than directly, and the cost of writes: a write
  * with a precondition is forwarded as it is; one without gets a read of the
  * prior state and the proxy's own precondition (one extra round trip, more
- * when another writer wins in between and the proxy retries).
+ * when another writer wins in between and the proxy retries); one that
+ * changes the object also gets a read of which fields it changed.
  *
  *   npm run bench:proxy [-- --requests 2000 --events 200 --writes 500]
  *
@@ -87,10 +88,29 @@ try {
   const unconditionalLog = proxy.writeLog.query({ after: logBefore, actor: "operator" });
   const current = await direct.get(ref);
   const conditional = await interleaved(writes, (client) => client.replace(current));
+  // Writes that change the object, with a precondition: the proxy also reads which fields each
+  // changed (the stored object at the precondition's resourceVersion; the answer is the one after).
+  let resourceVersion = current.metadata?.resourceVersion;
+  let change = 0;
+  const changedBefore = proxy.writeLog.lastSeq;
+  const changing = await interleaved(writes, async (client) => {
+    change += 1;
+    const answer = await client.patch(
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "bench", namespace: "default", resourceVersion },
+        data: { v: `changed-${change}` },
+      },
+      { type: "merge" },
+    );
+    resourceVersion = answer.metadata?.resourceVersion;
+  });
+  const changingLog = proxy.writeLog.query({ after: changedBefore, actor: "operator" });
 
   // Watch delivery: the same events on a direct watch and a watch through the proxy.
   const arrivals = { direct: new Map<string, number>(), proxy: new Map<string, number>() };
-  const { resourceVersion } = await direct.listWithVersion("v1", "ConfigMap", { namespace: "default" });
+  const listed = await direct.listWithVersion("v1", "ConfigMap", { namespace: "default" });
   const target = { apiVersion: "v1", kind: "ConfigMap", namespace: "default" };
   const watches = await Promise.all(
     (["direct", "proxy"] as const).map((side) =>
@@ -100,7 +120,7 @@ try {
           if (object.metadata?.name === "bench")
             arrivals[side].set(object.metadata.resourceVersion ?? "", performance.now());
         },
-        { resourceVersion },
+        { resourceVersion: listed.resourceVersion },
       ),
     ),
   );
@@ -136,6 +156,7 @@ try {
   for (const [name, times] of [
     ["merge patch without a precondition", unconditional],
     ["update with a precondition        ", conditional],
+    ["patch that changes, precondition  ", changing],
   ] as const) {
     const added = quantile(times.proxy, 0.5) - quantile(times.direct, 0.5);
     console.log(
@@ -147,6 +168,10 @@ try {
       `${attempts.filter((a) => a === 0).length} unconditioned; extra upstream round trips per write ` +
       `${(attempts.reduce((sum, a) => sum + 1 + Math.max(0, a - 1) * 2, 0) / Math.max(1, attempts.length)).toFixed(2)}; ` +
       `effects ${[...effects].map(([k, v]) => `${k} ${v}`).join(", ")}`,
+  );
+  const named = changingLog.filter((e) => e.effect === "changed" && e.changedPaths !== undefined);
+  console.log(
+    `  changing writes through the proxy: ${changingLog.length}, ${named.length} with their changed fields named (${[...new Set(named.map((e) => e.changedPaths?.join(",")))].join("; ")})`,
   );
   console.log(
     `watch events through the proxy vs direct (${delays.length} of ${events} events seen on both):`,
