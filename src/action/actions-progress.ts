@@ -1,5 +1,6 @@
 import * as core from "@actions/core";
 import { MARK } from "../report/console-reporter.js";
+import { waivedText } from "../report/waivers.js";
 import type { CheckReport } from "../report/report-model.js";
 import type { ProgressReporter } from "../runner/run-kit.js";
 import type { CheckDefinition } from "../suites/check.js";
@@ -42,6 +43,7 @@ export function actionsProgress(): ProgressReporter & { close(): void } {
       core.info(`${MARK[report.status]} ${report.id} (${(report.durationMs / 1000).toFixed(1)}s)`);
       for (const scenario of report.scenarios) {
         core.info(`  ${MARK[scenario.status].toLowerCase()}: ${scenario.target}: ${scenario.message}`);
+        if (scenario.waived) core.info(`    ${waivedText(scenario.waived)}`);
       }
     },
     close,

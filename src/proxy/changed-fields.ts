@@ -30,7 +30,7 @@ export interface ChangedFieldsInput {
   readonly basedOn: string;
   /** The object as the proxy read it before the write, when it did. */
   readonly prior?: unknown;
-  /** The write's answer, when it was JSON. */
+  /** The write's answer, when it was JSON and is the object itself (not a /scale write's Scale). */
   readonly answered?: unknown;
   readonly answeredResourceVersion: string;
 }

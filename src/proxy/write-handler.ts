@@ -376,7 +376,10 @@ export class WriteHandler {
             info,
             basedOn: facts.basedOn,
             prior: prior?.object,
-            answered: parseAnswer(answer),
+            // A /scale write answers with a Scale, not the object: only the object itself or its status.
+            ...(info.subresource === undefined || info.subresource === "status"
+              ? { answered: parseAnswer(answer) }
+              : {}),
             answeredResourceVersion: meta.resourceVersion,
           })
         : undefined;

@@ -1,4 +1,4 @@
-import { waivedText } from "./waivers.js";
+import { waivedText, type WaiverReport } from "./waivers.js";
 import { evidenceText, printable } from "./evidence-text.js";
 import type { CheckReport, RunReport, ScenarioReport } from "./report-model.js";
 
@@ -19,6 +19,11 @@ import type { CheckReport, RunReport, ScenarioReport } from "./report-model.js";
  *   testcase whose `<system-out>` starts with "WARNED";
  * - every testcase carries the report's status in `status`, which the
  *   schema allows, so no status is lost in the mapping.
+ * - the contract's waivers, when it has some: a `waivers` testsuite with a
+ *   testcase per waiver (classname "waiver", name its rule and check), an
+ *   expired one a `<failure>` (it fails the run), a stale or not-run one
+ *   `<skipped>` with what became of it, an applied one passing with it in
+ *   `<system-out>`.
  * That schema has no `skipped` total on `<testsuites>`: the totals there are
  * tests, failures, errors and time; each `<testsuite>` has its `skipped`.
  */
@@ -32,18 +37,60 @@ export function renderJUnit(report: RunReport): string {
   }
   const scenarios = report.checks.flatMap((c) => c.scenarios);
   const shard = report.shard;
+  const waivers = report.waivers ?? [];
+  const expired = waivers.filter((w) => w.outcome === "expired").length;
   const root: XmlElement = {
     name: "testsuites",
     attributes: {
       name: shard ? `reconcile-conformance (shard ${shard.index}/${shard.count})` : "reconcile-conformance",
-      tests: scenarios.length,
-      failures: countOf(scenarios, "failed"),
+      tests: scenarios.length + waivers.length,
+      failures: countOf(scenarios, "failed") + expired,
       errors: 0,
       time: seconds(report.durationMs),
     },
-    children: suites.map((suite) => suiteElement(suite.name, suite.checks, report.startedAt)),
+    children: [
+      ...suites.map((suite) => suiteElement(suite.name, suite.checks, report.startedAt)),
+      ...(waivers.length > 0 ? [waiverSuite(waivers, report.startedAt)] : []),
+    ],
   };
   return `<?xml version="1.0" encoding="UTF-8"?>\n${serialise(root, "")}\n`;
+}
+
+function waiverSuite(waivers: readonly WaiverReport[], startedAt: string): XmlElement {
+  return {
+    name: "testsuite",
+    attributes: {
+      name: "waivers",
+      tests: waivers.length,
+      failures: waivers.filter((w) => w.outcome === "expired").length,
+      errors: 0,
+      skipped: waivers.filter((w) => w.outcome === "stale" || w.outcome === "not-run").length,
+      time: seconds(0),
+      timestamp: startedAt,
+    },
+    children: waivers.map((waiver) => {
+      const outcome: XmlElement =
+        waiver.outcome === "expired"
+          ? {
+              name: "failure",
+              attributes: { message: waiver.message, type: "waiver" },
+              children: [waiver.message],
+            }
+          : waiver.outcome === "applied"
+            ? systemOut(`APPLIED: ${waiver.message}`, "")
+            : { name: "skipped", children: [`${waiver.outcome}: ${waiver.message}`] };
+      return {
+        name: "testcase",
+        attributes: {
+          classname: "waiver",
+          name: `${waiver.rule} ${waiver.check}`,
+          time: seconds(0),
+          status: waiver.outcome,
+        },
+        children: [outcome],
+      };
+    }),
+  };
 }
 
 function suiteElement(name: string, checks: readonly CheckReport[], startedAt: string): XmlElement {

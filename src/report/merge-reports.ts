@@ -1,14 +1,14 @@
 import type { Waiver } from "../contract/load-contract.js";
-import { dayOf, runStatus, waiverOutcomes } from "./waivers.js";
+import { dayOf, isExpired, runStatus, waiverOutcomes } from "./waivers.js";
 import { readFile } from "node:fs/promises";
 import { UsageError } from "../errors.js";
 import { isRecord } from "../util/records.js";
 import {
   deriveStatus,
+  SEVERITY,
   type CheckReport,
   type RunReport,
   type ScenarioReport,
-  type Status,
 } from "./report-model.js";
 
 /** A shard's report and the file it came from (for errors that name it). */
@@ -41,8 +41,6 @@ export async function readReport(file: string): Promise<ShardReport> {
   }
   return { file, report: value as unknown as RunReport };
 }
-
-const SEVERITY: readonly Status[] = ["failed", "inconclusive", "warned", "passed", "skipped"];
 
 /**
  * Joins the reports of the shards of one run into the report of the whole
@@ -145,6 +143,18 @@ export function mergeReports(shards: readonly ShardReport[]): RunReport {
       .sort()
       .at(-1) ?? startedAt,
   );
+  // A shard that ran on an earlier day may have applied a waiver that has expired by the latest
+  // one: its scenarios get their verdicts back, as the expired waiver's report says.
+  const expired = new Set(definitions.filter((w) => isExpired(w, latestDay)).map((w) => w.rule));
+  for (const [index, check] of checks.entries()) {
+    if (!check.scenarios.some((s) => s.waived && expired.has(s.waived.rule))) continue;
+    const scenarios = check.scenarios.map((s) => {
+      if (!s.waived || !expired.has(s.waived.rule)) return s;
+      const { waived, ...verdict } = s;
+      return { ...verdict, status: waived.was };
+    });
+    checks[index] = { ...check, scenarios, status: deriveStatus(scenarios.map((s) => s.status)) };
+  }
   const waivers = waiverOutcomes(checks, definitions, latestDay);
   return {
     apiVersion: "reconcile-conformance.dev/v1alpha1",

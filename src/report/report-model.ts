@@ -73,7 +73,15 @@ export interface RunReport {
   readonly waivers?: readonly WaiverReport[];
 }
 
-const SEVERITY: readonly Status[] = ["failed", "inconclusive", "warned", "waived", "passed", "skipped"];
+/** Most severe first: what a set of verdicts is worth, and which of two verdicts on one target wins a merge. */
+export const SEVERITY: readonly Status[] = [
+  "failed",
+  "inconclusive",
+  "warned",
+  "waived",
+  "passed",
+  "skipped",
+];
 
 /**
  * The status of a set of results: the most severe, where failed > inconclusive

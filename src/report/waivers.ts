@@ -113,9 +113,16 @@ export function waiverOutcomes(
         `${waiver.rule} for ${waiver.check}${named}: ${check ? "scenarios it names ran in other shards: the merged report tells whether it is stale" : "the check did not run"}`,
       );
     }
-    const seen = (check.scenarios ?? [])
-      .filter((s) => covers(waiver, check.id, s.target))
-      .map((s) => s.status);
+    const shadowing = check.scenarios
+      .filter((s) => s.waived && covers(waiver, check.id, s.target))
+      .map((s) => s.waived?.rule ?? "");
+    if (shadowing.length > 0) {
+      return report(
+        "stale",
+        `${waiver.rule} for ${waiver.check}${named} waived nothing: ${[...new Set(shadowing)].join(", ")}, earlier in the contract, waived the failures it names; remove it, or merge the two`,
+      );
+    }
+    const seen = check.scenarios.filter((s) => covers(waiver, check.id, s.target)).map((s) => s.status);
     const verdicts =
       seen.length === 0
         ? "no scenario of the check has such a target"

@@ -227,6 +227,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
         deps.progress.checkFinished(report);
       }
     }
+    await warnOfUnknownKinds(config.contract, references, deps.logger);
     const waivers = waiverOutcomes(checks, config.contract.waivers, today);
     const status = runStatus(checks, waivers);
     passed = status === "passed" || status === "skipped" || status === "warned" || status === "waived";
@@ -274,6 +275,27 @@ export function selectChecks(config: Pick<RunConfig, "contract" | "suites" | "ch
     selected = KNOWN_CHECKS.filter((c) => config.checks?.includes(c.id));
   }
   return new Set(selected.map((c) => c.id));
+}
+
+/**
+ * A promise about a kind that is neither the custom resource's nor any
+ * child's of the reference states never applies: most likely a misspelt
+ * kind, which would otherwise go unnoticed.
+ */
+export async function warnOfUnknownKinds(
+  contract: Pick<Contract, "file" | "promises" | "customResource">,
+  references: Pick<SpecReferences, "childKinds">,
+  logger: Pick<Logger, "warn">,
+): Promise<void> {
+  if (contract.promises.length === 0) return;
+  const kinds = await references.childKinds();
+  kinds.add(contract.customResource.kind);
+  if (kinds.size === 1) return; // no reference state was computed: nothing to tell by
+  for (const rule of contract.promises.filter((r) => !kinds.has(r.kind))) {
+    logger.warn(
+      `${contract.file}: ${rule.rule}.kind: "${rule.kind}" is neither the custom resource's kind nor a kind of its children in the reference states (${[...kinds].join(", ")}): it applied to nothing`,
+    );
+  }
 }
 
 /** Every waiver names a check the kit has: a misspelt id would otherwise never match and only read as stale. */

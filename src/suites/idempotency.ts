@@ -224,7 +224,8 @@ async function crashOne(
     const { losses: recreated, excused } = identityLosses(
       scenario.operatorWrites({ effect: "created" }).filter((e) => e.seq <= hit.seq),
       comparison,
-      new ObjectKinds(context.deps.contract, comparison.children),
+      // Kinds from the reference too: a gone object may have no live namesake to tell its kind.
+      new ObjectKinds(context.deps.contract, [...reference.children, ...comparison.children]),
     );
     const evidence = {
       writes: scenario.operatorWrites({ after: hit.seq - 1 }).map(writeEvidence),

@@ -204,7 +204,7 @@ async function unseenOne(
       );
       await scenario.converge("convergence after the release");
       const comparison = await compareWithReference(scenario, reference, context.deps.contract);
-      const { problems, excused } = losses(scenario, firstCreated, comparison);
+      const { problems, excused } = losses(scenario, reference, firstCreated, comparison);
       const evidence = {
         writes: scenario.operatorWrites({ after: (firstCreated[0]?.seq ?? 1) - 1 }).map(writeEvidence),
         ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
@@ -361,7 +361,7 @@ async function pastOne(
     const made = scenario
       .operatorWrites({ effect: "created" })
       .filter((e) => e.seq <= hit.seq && !e.subresource);
-    const { problems, excused } = losses(scenario, made, comparison);
+    const { problems, excused } = losses(scenario, reference, made, comparison);
     const evidence = {
       writes: scenario.operatorWrites({ after: hit.seq - 1 }).map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
@@ -396,10 +396,12 @@ function allowedByPromises(excused: readonly string[]): string {
  */
 function losses(
   scenario: Scenario,
+  reference: SpecReference,
   made: readonly WriteEntry[],
   comparison: EndStateComparison,
 ): { problems: string[]; excused: string[] } {
-  const kinds = new ObjectKinds(scenario.contract, comparison.children);
+  // Kinds from the reference too: a gone object may have no live namesake to tell its kind.
+  const kinds = new ObjectKinds(scenario.contract, [...reference.children, ...comparison.children]);
   const identity = identityLosses(made, comparison, kinds);
   const problems = [
     ...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]),

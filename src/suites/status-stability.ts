@@ -123,9 +123,11 @@ export const statusStability: Suite = {
       const ambiguous = after.filter((e) => e.effect === "ambiguous");
       const identity = await identityChanges(scenario, reference, kinds, after);
       const allowed = [...sorted.excused.map((e) => `not counted: ${e.why}`), ...identity.excused];
+      const undecided = [...sorted.unknown.map(unreadChanges), ...identity.undecided];
       const crMoved = customResourceMovedByOthers(settled, touchOf.customResource, after);
       const uncounted = [
         ...allowed,
+        ...undecided,
         ...ambiguous.map((e) => `ambiguous (not counted): #${e.seq} ${e.effectWhy ?? ""}`),
       ];
       if (avoidable.length > 0 || identity.problems.length > 0) {
@@ -138,11 +140,11 @@ export const statusStability: Suite = {
             notes: [...identity.problems, ...uncounted],
           },
         );
-      } else if (sorted.unknown.length > 0) {
+      } else if (undecided.length > 0) {
         push(
           noAvoidableWrites,
           "inconclusive",
-          `${sorted.unknown.length} operator write(s) changed an object that has volatile fields, and which fields they changed could not be read`,
+          `${undecided.length} change(s) to objects that have volatile fields could not be judged: which fields the writes changed could not be read`,
           { writes: sorted.unknown.map(writeEvidence), notes: uncounted },
         );
       } else if (crMoved) {
@@ -263,7 +265,15 @@ export const statusStability: Suite = {
       return results;
     } catch (error) {
       if (error instanceof NeverQuiet) {
-        return neverQuiet(error, new ObjectKinds(context.deps.contract), selected, target, elapsed());
+        // The children there are by now tell the kinds the writes are about (for their promises).
+        const children = scenario ? await liveChildren(scenario).catch(() => []) : [];
+        return neverQuiet(
+          error,
+          new ObjectKinds(context.deps.contract, children),
+          selected,
+          target,
+          elapsed(),
+        );
       }
       if (error instanceof Inconclusive)
         return inconclusiveFor(CHECKS, selected, target, error.message, elapsed(), error.notes);
@@ -312,6 +322,7 @@ function neverQuiet(
           `${sorted.excused.length} of them allowed by the contract's promises, e.g. ${sorted.excused[0]?.why ?? ""}`,
         ]
       : []),
+    ...sorted.unknown.map(unreadChanges),
     ...error.notes,
   ];
   // Ready and still changing things: avoidable. Not ready: an operator still making progress
@@ -412,9 +423,10 @@ async function identityChanges(
   reference: ReferenceState,
   kinds: ObjectKinds,
   after: readonly WriteEntry[],
-): Promise<{ problems: string[]; excused: string[] }> {
+): Promise<{ problems: string[]; excused: string[]; undecided: string[] }> {
   const problems: string[] = [];
   const excused: string[] = [];
+  const undecided: string[] = [];
   const report = (problem: string, why: string | undefined) => {
     if (why) excused.push(`not counted: ${problem}: ${why}`);
     else problems.push(problem);
@@ -439,22 +451,35 @@ async function identityChanges(
           e.resource === child.resource &&
           e.name === child.ref.name,
       );
-      const sorted = sortByPromises(changes, kinds);
-      const allowedMoves =
-        changes.length > 0 && sorted.counted.length === 0 && sorted.unknown.length === 0
-          ? `moved only by writes the contract allows (${sorted.excused.map((e) => `#${e.entry.seq}`).join(", ")})`
+      const moved = `${name}: metadata.generation moved ${child.generation} -> ${live.metadata?.generation ?? "?"}`;
+      const withdrawn = kinds.withdrawn(asWritten(child), "generation");
+      // Moved only by changes of volatile fields (a hash annotation on a Deployment moves it): allowed.
+      const unread = changes.filter((e) => volatileOnly(kinds.promisesOf(e), e.changedPaths) === "unknown");
+      const volatileOnlyMoves =
+        changes.length > 0 && changes.every((e) => changedOnlyVolatile(e, kinds))
+          ? `moved only by writes of volatile fields (${changes.map((e) => `#${e.seq}`).join(", ")})`
           : undefined;
-      report(
-        `${name}: metadata.generation moved ${child.generation} -> ${live.metadata?.generation ?? "?"}`,
-        kinds.withdrawn(asWritten(child), "generation") ?? allowedMoves,
-      );
+      const couldBeVolatile =
+        unread.length > 0 && changes.every((e) => unread.includes(e) || changedOnlyVolatile(e, kinds));
+      if (!withdrawn && !volatileOnlyMoves && couldBeVolatile) {
+        undecided.push(
+          `not judged: ${moved}: the fields its writes changed could not be read (${unread.map((e) => `#${e.seq}`).join(", ")})`,
+        );
+      } else {
+        report(moved, withdrawn ?? volatileOnlyMoves);
+      }
     }
     now.delete(`${child.group}/${child.resource}/${child.ref.name}`);
   }
   for (const extra of now.values()) {
     report(`${describeRef(extra.ref)} is new`, kinds.withdrawn(asWritten(extra), "uid"));
   }
-  return { problems, excused };
+  return { problems, excused, undecided };
+}
+
+/** The note for a changed write whose changed fields are unknown on an object with volatile fields. */
+function unreadChanges(entry: WriteEntry): string {
+  return `not judged: #${entry.seq} ${entry.verb} ${entry.resource}/${entry.name ?? "?"}${entry.subresource ? `/${entry.subresource}` : ""}: its object has volatile fields and the fields it changed could not be read`;
 }
 
 /** Why the custom resource's resourceVersion is not the one the kit's touch left, when no operator write explains it. */

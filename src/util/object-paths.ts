@@ -56,7 +56,12 @@ export function parsePath(text: string): ObjectPath {
     let end = at + 1;
     while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
     if (end >= text.length) fail("unterminated string");
-    const value = JSON.parse(text.slice(at, end + 1)) as string;
+    let value = "";
+    try {
+      value = JSON.parse(text.slice(at, end + 1)) as string;
+    } catch {
+      fail("not a valid quoted string");
+    }
     at = end + 1;
     return value;
   };
@@ -145,30 +150,36 @@ function listKey(...lists: readonly Json[][]): string | undefined {
 
 /**
  * The leaf paths where `after` differs from `before`. A map that appears or
- * disappears counts as its leaves (an annotation added to an object with
- * none reads `metadata.annotations["k"]`, not `metadata.annotations`); a
- * list of another length, unless keyed, counts as the list. `ignore` leaves
- * out paths the server maintains itself.
+ * disappears (or replaces null) counts as its leaves (an annotation added to
+ * an object with none reads `metadata.annotations["k"]`, not
+ * `metadata.annotations`), an empty one as the map; a list of another
+ * length, unless keyed, counts as the list, and so does a keyed list whose
+ * elements changed order. `ignore` leaves out paths the server maintains
+ * itself.
  */
 export function changedPaths(before: Json, after: Json, ignore: readonly ObjectPath[] = []): ObjectPath[] {
   const changes: ObjectPath[] = [];
   const walk = (a: Json, b: Json, path: PathSegment[]) => {
     if (ignore.some((pattern) => pathWithin(path, pattern))) return;
-    if ((isMap(a) || a === undefined) && (isMap(b) || b === undefined) && (isMap(a) || isMap(b))) {
-      const left = a ?? {};
-      const right = b ?? {};
-      for (const field of new Set([...Object.keys(left), ...Object.keys(right)])) {
-        walk(left[field], right[field], [...path, { field }]);
-      }
+    const absent = (value: Json) => value === undefined || value === null;
+    if ((isMap(a) || absent(a)) && (isMap(b) || absent(b)) && (isMap(a) || isMap(b))) {
+      const left = isMap(a) ? a : {};
+      const right = isMap(b) ? b : {};
+      const fields = new Set([...Object.keys(left), ...Object.keys(right)]);
+      // An empty map that appeared (or null that became one) has no leaf to name: name the map.
+      if (fields.size === 0 && !sameJson(a, b)) changes.push(path);
+      for (const field of fields) walk(left[field], right[field], [...path, { field }]);
       return;
     }
     if (Array.isArray(a) && Array.isArray(b)) {
       const key = listKey(a, b);
       if (key !== undefined) {
-        const byKey = (list: Json[]) =>
-          new Map(list.map((e) => [String((e as Record<string, Json>)[key]), e]));
-        const left = byKey(a);
-        const right = byKey(b);
+        const keyOf = (e: Json) => String((e as Record<string, Json>)[key]);
+        const left = new Map(a.map((e) => [keyOf(e), e]));
+        const right = new Map(b.map((e) => [keyOf(e), e]));
+        // Keyed elements are compared whatever their position; a new order of the same ones is a change too.
+        const kept = (list: Json[], other: Map<string, Json>) => list.map(keyOf).filter((k) => other.has(k));
+        if (kept(a, right).join("\u0000") !== kept(b, left).join("\u0000")) changes.push(path);
         for (const value of new Set([...left.keys(), ...right.keys()])) {
           walk(left.get(value), right.get(value), [...path, { key, value }]);
         }

@@ -448,6 +448,36 @@ describe("write effects on a real API server", () => {
     });
   });
 
+  it("a /scale write: changed, its changed fields read from the object itself, not from the Scale it answers with", async () => {
+    const name = `scaled-${randomBytes(3).toString("hex")}`;
+    const labels = { app: name };
+    await cluster.client.create({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name, namespace },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "x:1" }] } },
+      },
+    });
+    const answer = await asOperator(
+      "PATCH",
+      `/apis/apps/v1/namespaces/${namespace}/deployments/${name}/scale`,
+      {
+        body: { spec: { replicas: 3 } },
+        contentType: PATCH_CONTENT_TYPES.merge,
+      },
+    );
+    expect(answer.status).toBe(200);
+    expect((JSON.parse(answer.body.toString()) as { kind?: string }).kind).toBe("Scale");
+    expect(lastWrite()).toMatchObject({
+      subresource: "scale",
+      effect: "changed",
+      changedPaths: ["spec.replicas"],
+    });
+  });
+
   it("delete: deleted; a delete of an object already terminating: no-op", async () => {
     const plain = await freshConfigMap();
     expect((await asOperator("DELETE", configMap(plain.metadata?.name ?? ""))).status).toBe(200);

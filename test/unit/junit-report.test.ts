@@ -246,3 +246,44 @@ describe("renderJUnit, waived", () => {
     expect((await validate(xml)).valid).toBe(true);
   });
 });
+
+describe("renderJUnit, waiver outcomes", () => {
+  const base = runReport([
+    check("drift/managed-field", "MUST", "passed", [
+      { target: "Service/web spec.selector", status: "passed", message: "repaired", durationMs: 1 },
+    ]),
+  ]);
+  const xml = renderJUnit({
+    ...base,
+    waivers: [
+      {
+        rule: "waivers[0]",
+        check: "drift/managed-field",
+        reason: "r",
+        outcome: "stale",
+        waived: [],
+        message: "waivers[0] matched no failure",
+      },
+      {
+        rule: "waivers[1]",
+        check: "conflict/child-update",
+        reason: "r",
+        until: "2026-01-31",
+        outcome: "expired",
+        waived: [],
+        message: "waivers[1] expired on 2026-01-31",
+      },
+    ],
+  });
+
+  it("adds a waivers testsuite: an expired waiver is a failure counted in the totals, a stale one skipped", async () => {
+    expect(xml).toMatch(/<testsuites name="reconcile-conformance" tests="3" failures="1"/);
+    expect(xml).toMatch(/<testsuite name="waivers" tests="2" failures="1" errors="0" skipped="1"/);
+    expect(xml).toContain(
+      '<testcase classname="waiver" name="waivers[0] drift/managed-field" time="0.000" status="stale">',
+    );
+    expect(xml).toContain("<skipped>stale: waivers[0] matched no failure</skipped>");
+    expect(xml).toContain('<failure message="waivers[1] expired on 2026-01-31" type="waiver">');
+    expect((await validate(xml)).valid).toBe(true);
+  });
+});

@@ -82,7 +82,7 @@ describe("changedPaths", () => {
     ).toEqual(['metadata.annotations["example.com/hash"]']);
   });
 
-  it("keys conditions by type and ports by name, whatever their order", () => {
+  it("keys conditions by type and ports by name: each compared with its namesake, a new order a change of the list", () => {
     const before = {
       status: {
         conditions: [
@@ -102,6 +102,12 @@ describe("changedPaths", () => {
       spec: { ports: [{ name: "http", port: 8080 }] },
     };
     expect(changed(before, after)).toEqual([
+      "status.conditions",
+      "status.conditions[type=Ready].lastHeartbeatTime",
+      "spec.ports[name=http].port",
+    ]);
+    const inOrder = { ...after, status: { conditions: [...after.status.conditions].reverse() } };
+    expect(changed(before, inOrder)).toEqual([
       "status.conditions[type=Ready].lastHeartbeatTime",
       "spec.ports[name=http].port",
     ]);
@@ -123,5 +129,25 @@ describe("changedPaths", () => {
         ["metadata.resourceVersion", "metadata.managedFields", "metadata.generation"],
       ),
     ).toEqual(["spec.a"]);
+  });
+});
+
+describe("changedPaths, edges", () => {
+  it("names an empty map that appeared, the leaves of a map that replaced null, and a keyed list that changed order", () => {
+    expect(changed({ spec: {} }, { spec: { selector: {} } })).toEqual(["spec.selector"]);
+    expect(
+      changed({ metadata: { annotations: null } }, { metadata: { annotations: { "a/b": "1" } } }),
+    ).toEqual(['metadata.annotations["a/b"]']);
+    expect(changed({ metadata: { annotations: null } }, { metadata: { annotations: {} } })).toEqual([
+      "metadata.annotations",
+    ]);
+    const filters = (...types: string[]) => ({ spec: { filters: types.map((type) => ({ type })) } });
+    expect(changed(filters("A", "B"), filters("B", "A"))).toEqual(["spec.filters"]);
+    expect(changed(filters("A", "B"), filters("A", "B", "C"))).toEqual(["spec.filters[type=C].type"]);
+  });
+
+  it("refuses a quoted key that is not valid JSON, as a path error", () => {
+    expect(() => parsePath('metadata.annotations["a\\q"]')).toThrow(PathSyntaxError);
+    expect(() => parsePath('spec.ports[name="\\u12"]')).toThrow("not a valid quoted string");
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { globMatches, promisesFor, resolvePromises, volatileOnly } from "../../src/contract/promises.js";
 import type { WriteEntry } from "../../src/proxy/write-log.js";
+import { warnOfUnknownKinds } from "../../src/runner/run-kit.js";
 import { ObjectKinds, sortByPromises } from "../../src/suites/promised.js";
 
 const rules = resolvePromises([
@@ -139,5 +140,31 @@ describe("promises", () => {
       `#${rotation.seq} create configmaps/session-2: ConfigMap/session-2 does not promise uid (promises[1]: rotated hourly)`,
       `#${scaled.seq} update deployments/x: Deployment/x does not promise resourceVersion (promises[2]: an autoscaler writes it)`,
     ]);
+  });
+});
+
+describe("warnOfUnknownKinds", () => {
+  it("warns of a promise about a kind no reference state has, and of nothing when none was computed", async () => {
+    const warnings: string[] = [];
+    const logger = { warn: (line: string) => warnings.push(line) };
+    const withTypo = {
+      file: "c.yaml",
+      customResource: contract.customResource,
+      promises: resolvePromises([
+        { kind: "Deploymnet", keeps: ["uid"], reason: "typo", volatile: [] },
+        ...[],
+      ]).concat(rules),
+    };
+    await warnOfUnknownKinds(
+      withTypo,
+      { childKinds: () => Promise.resolve(new Set(["Deployment", "ConfigMap", "Secret"])) },
+      logger,
+    );
+    expect(warnings).toEqual([
+      'c.yaml: promises[0].kind: "Deploymnet" is neither the custom resource\'s kind nor a kind of its children in the reference states (Deployment, ConfigMap, Secret, WebApp): it applied to nothing',
+    ]);
+    warnings.length = 0;
+    await warnOfUnknownKinds(withTypo, { childKinds: () => Promise.resolve(new Set<string>()) }, logger);
+    expect(warnings).toEqual([]);
   });
 });

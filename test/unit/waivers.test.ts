@@ -136,3 +136,87 @@ describe("waivers", () => {
     expect(merged.status).toBe("waived");
   });
 });
+
+describe("waivers, more", () => {
+  it("report a waiver shadowed by an earlier one as stale, naming the one that waived", () => {
+    const waivers = [
+      waiver(0, { check: "drift/managed-field" }),
+      waiver(1, { check: "drift/managed-field", target: "Service/*" }),
+    ];
+    const checks = [check("drift/managed-field", [scenario("Service/web spec.selector", "failed")])].map(
+      (c) => waiveCheck(c, waivers, TODAY),
+    );
+    const outcomes = waiverOutcomes(checks, waivers, TODAY);
+    expect(outcomes.map((w) => w.outcome)).toEqual(["applied", "stale"]);
+    expect(outcomes[1]?.message).toBe(
+      'waivers[1] for drift/managed-field (targets "Service/*") waived nothing: waivers[0], earlier in the contract, waived the failures it names; remove it, or merge the two',
+    );
+  });
+
+  it("give a merged run's scenarios their verdicts back when a waiver one shard applied has expired by another's day", () => {
+    const waivers = [waiver(0, { check: "drift/managed-field", until: TODAY })];
+    const shard = (index: number, day: string, scenarios: ScenarioReport[]): RunReport => {
+      const checks = [waiveCheck(check("drift/managed-field", scenarios), waivers, day)];
+      const outcomes = waiverOutcomes(checks, waivers, day);
+      return {
+        apiVersion: "reconcile-conformance.dev/v1alpha1",
+        kind: "Report",
+        status: runStatus(checks, outcomes),
+        strict: false,
+        startedAt: `${day}T23:59:00.000Z`,
+        durationMs: 1,
+        contract: "c.yaml",
+        cluster: { provider: "kwok" },
+        shard: { index, count: 2 },
+        checks,
+        waivers: outcomes,
+      };
+    };
+    const early = shard(1, TODAY, [scenario("Service/web spec.selector", "failed")]);
+    const late = shard(2, "2026-12-01", [scenario("Deployment/web spec.replicas", "passed")]);
+    expect(early.status).toBe("waived");
+    expect(late.status).toBe("failed");
+    const merged = mergeReports([
+      { file: "1.json", report: early },
+      { file: "2.json", report: late },
+    ]);
+    const selector = merged.checks[0]?.scenarios.find((s) => s.target === "Service/web spec.selector");
+    expect(selector?.status).toBe("failed");
+    expect(selector?.waived).toBeUndefined();
+    expect(merged.waivers?.map((w) => w.outcome)).toEqual(["expired"]);
+    expect(merged.status).toBe("failed");
+  });
+
+  it("lets a waived verdict win a merge over nothing worse only: an inconclusive one beats it", () => {
+    const waivers = [waiver(0, { check: "cluster/optimistic-concurrency" })];
+    const shard = (index: number, status: ScenarioReport["status"]): RunReport => {
+      const checks = [
+        waiveCheck(
+          check("cluster/optimistic-concurrency", [scenario("ConfigMap stale replace", status)]),
+          waivers,
+          TODAY,
+        ),
+      ];
+      const outcomes = waiverOutcomes(checks, waivers, TODAY);
+      return {
+        apiVersion: "reconcile-conformance.dev/v1alpha1",
+        kind: "Report",
+        status: runStatus(checks, outcomes),
+        strict: false,
+        startedAt: `${TODAY}T10:00:00.000Z`,
+        durationMs: 1,
+        contract: "c.yaml",
+        cluster: { provider: "kwok" },
+        shard: { index, count: 2 },
+        checks,
+        waivers: outcomes,
+      };
+    };
+    const merged = mergeReports([
+      { file: "1.json", report: shard(1, "inconclusive") },
+      { file: "2.json", report: shard(2, "failed") },
+    ]);
+    expect(merged.checks[0]?.scenarios.map((s) => s.status)).toEqual(["inconclusive"]);
+    expect(merged.status).toBe("inconclusive");
+  });
+});
