@@ -52,7 +52,11 @@ export async function clusterDelete(args: string[], context: CommandContext): Pr
       "cluster delete: provider existing names a cluster the kit did not create; it is never deleted",
     );
   }
-  await createProvider(config, context).delete();
-  context.logger.info(`cluster "${config.name}" deleted`);
+  const outcome = await createProvider(config, context).delete();
+  context.logger.info(
+    outcome === "deleted"
+      ? `cluster "${config.name}" deleted`
+      : `no ${config.provider} cluster named "${config.name}": nothing to delete`,
+  );
   return ExitCode.ok;
 }

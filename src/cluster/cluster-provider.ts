@@ -13,6 +13,9 @@ export interface ClusterAccess {
   readonly apiServerUrl: string;
 }
 
+/** What a delete found: a cluster it removed, or none by that name (nothing done). */
+export type DeleteOutcome = "deleted" | "absent";
+
 export interface CreateOptions {
   /** Aborting stops the creation and removes whatever was started. */
   readonly signal?: AbortSignal;
@@ -26,8 +29,11 @@ export interface CreateOptions {
 export interface ClusterProvider {
   readonly provider: ProviderName;
   create(options?: CreateOptions): Promise<ClusterAccess>;
-  /** Removes the cluster; a no-op for clusters the kit did not create. Safe to call twice. */
-  delete(): Promise<void>;
+  /**
+   * Removes the cluster; a no-op for clusters the kit did not create. Safe to
+   * call twice: "absent" when there was nothing to remove.
+   */
+  delete(): Promise<DeleteOutcome>;
   /** Copies component logs into `directory`; returns the files written. */
   collectLogs(directory: string): Promise<string[]>;
   /** Pids of local processes that make up the cluster (empty where none are local). */

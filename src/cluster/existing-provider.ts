@@ -4,7 +4,7 @@ import { pathExists } from "../util/files.js";
 import type { Logger } from "../util/logger.js";
 import { waitForApiReady } from "./cluster-readiness.js";
 import type { ExistingClusterConfig } from "./cluster-config.js";
-import type { ClusterAccess, ClusterProvider, CreateOptions } from "./cluster-provider.js";
+import type { ClusterAccess, ClusterProvider, CreateOptions, DeleteOutcome } from "./cluster-provider.js";
 
 /**
  * A cluster the user already runs. "Create" only checks that it answers;
@@ -50,8 +50,9 @@ export class ExistingProvider implements ClusterProvider {
     };
   }
 
-  delete(): Promise<void> {
-    return Promise.resolve();
+  delete(): Promise<DeleteOutcome> {
+    // Not the kit's to remove: as far as the kit is concerned, there is nothing to delete.
+    return Promise.resolve("absent");
   }
 
   collectLogs(): Promise<string[]> {

@@ -12,7 +12,7 @@ import { KubeClient } from "../kube/kube-client.js";
 import { findExecutable, tailLines, type CommandRunner } from "../process/command-runner.js";
 import type { Logger } from "../util/logger.js";
 import type { KindClusterConfig } from "./cluster-config.js";
-import type { ClusterAccess, ClusterProvider, CreateOptions } from "./cluster-provider.js";
+import type { ClusterAccess, ClusterProvider, CreateOptions, DeleteOutcome } from "./cluster-provider.js";
 import { waitForWorkloadReady } from "./cluster-readiness.js";
 
 const READY_TIMEOUT_MS = 180_000;
@@ -92,14 +92,30 @@ export class KindProvider implements ClusterProvider {
       }
       return access;
     } catch (error) {
-      await this.delete().catch((cleanupError: unknown) =>
+      // Whatever kind lists by now, a half-made cluster may have left containers: delete by name.
+      await this.deleteByName().catch((cleanupError: unknown) =>
         this.deps.logger.warn(`kind: cleanup after failed create: ${String(cleanupError)}`),
       );
       throw error;
     }
   }
 
-  async delete(): Promise<void> {
+  async delete(): Promise<DeleteOutcome> {
+    const kind = await this.requireKind();
+    // kind deletes a cluster it does not know without a word: ask first, to say which it was.
+    const listed = await this.deps.runner.run([kind, "get", "clusters"]);
+    if (
+      listed.exitCode === 0 &&
+      !listed.stdout.split("\n").some((line) => line.trim() === this.config.name)
+    ) {
+      if (this.recordPath !== undefined) await removeRecord(this.recordPath);
+      return "absent";
+    }
+    await this.deleteByName();
+    return "deleted";
+  }
+
+  private async deleteByName(): Promise<void> {
     const kind = await this.requireKind();
     const result = await this.deps.runner.run([kind, ...kindDeleteArgs(this.config)]);
     if (result.exitCode !== 0) {

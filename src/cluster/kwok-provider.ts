@@ -24,7 +24,7 @@ import {
 } from "../process/process-table.js";
 import type { Logger } from "../util/logger.js";
 import { KUBE_VERSION, type KwokClusterConfig } from "./cluster-config.js";
-import type { ClusterAccess, ClusterProvider, CreateOptions } from "./cluster-provider.js";
+import type { ClusterAccess, ClusterProvider, CreateOptions, DeleteOutcome } from "./cluster-provider.js";
 import { waitForWorkloadReady } from "./cluster-readiness.js";
 import { acquireLock, pickFreePorts, waitForListening, type HeldLock } from "./port-reservation.js";
 
@@ -176,12 +176,12 @@ export class KwokProvider implements ClusterProvider {
     }
   }
 
-  async delete(): Promise<void> {
+  async delete(): Promise<DeleteOutcome> {
     // Read pids first: kwokctl removes the directory that records them.
     const pids = await this.processIds();
     if (pids.length === 0 && !(await pathExists(this.clusterDir))) {
       await removeRecord(this.recordPath);
-      return;
+      return "absent";
     }
     this.deps.logger.info(`kwok: deleting cluster "${this.config.name}"`);
     // Whatever kwokctl makes of it (a missing binary, a half-created cluster it does not know),
@@ -206,6 +206,7 @@ export class KwokProvider implements ClusterProvider {
     }
     await rm(this.clusterDir, { recursive: true, force: true });
     await removeRecord(this.recordPath);
+    return "deleted";
   }
 
   async collectLogs(directory: string): Promise<string[]> {

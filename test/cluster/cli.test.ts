@@ -23,6 +23,7 @@ describe("reconcile-conformance cluster (CLI)", () => {
     } finally {
       const deleted = await runCli(["cluster", "delete", "--name", name]);
       expect(deleted.code, deleted.stderr).toBe(0);
+      expect(deleted.stderr).toContain(`cluster "${name}" deleted`);
     }
     const clusterDir = join(kwokConfig(name).workDir, "clusters", name);
     expect(findProcessesByArgument(`${clusterDir}/`)).toEqual([]);
@@ -41,6 +42,14 @@ describe("reconcile-conformance cluster (CLI)", () => {
     expect(run.stdout).toBe("");
     expect(findProcessesByArgument(`${clusterDir}/`)).toEqual([]);
     expect(await pathExists(clusterDir)).toBe(false);
+  });
+
+  it("says there was no such cluster when asked to delete an absent one, and exits 0", async () => {
+    const name = uniqueClusterName("rc-absent");
+    const deleted = await runCli(["cluster", "delete", "--name", name]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stderr).toContain(`no kwok cluster named "${name}": nothing to delete`);
+    expect(deleted.stderr).not.toContain("deleted");
   });
 
   it("rejects bad input with exit code 2 and names the flag", async () => {

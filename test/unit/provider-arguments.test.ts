@@ -266,3 +266,38 @@ describe("kind arguments", () => {
     expect(calls.map((c) => c[1])).toEqual(["info", "get"]);
   });
 });
+
+describe("KindProvider.delete", () => {
+  const kindConfig = { provider: "kind" as const, name: "ci", kubeconfigPath: "/tmp/rc-kind-delete/config" };
+
+  it("says a cluster kind does not list is absent, and deletes nothing", async () => {
+    const calls: string[][] = [];
+    const dir = await pathWith("kind", "docker");
+    const runner: CommandRunner = {
+      run: (argv) => {
+        calls.push([...argv]);
+        return Promise.resolve({ exitCode: 0, stdout: argv[1] === "get" ? "other\n" : "", stderr: "" });
+      },
+    };
+    const provider = new KindProvider(kindConfig, { runner, logger: silentLogger, path: dir });
+    expect(await provider.delete()).toBe("absent");
+    expect(calls.map((c) => c[1])).toEqual(["get"]);
+  });
+
+  it("deletes a cluster kind lists, and says so", async () => {
+    const calls: string[][] = [];
+    const dir = await pathWith("kind", "docker");
+    const runner: CommandRunner = {
+      run: (argv) => {
+        calls.push([...argv]);
+        return Promise.resolve({ exitCode: 0, stdout: argv[1] === "get" ? "other\nci\n" : "", stderr: "" });
+      },
+    };
+    const provider = new KindProvider(kindConfig, { runner, logger: silentLogger, path: dir });
+    expect(await provider.delete()).toBe("deleted");
+    expect(calls.map((c) => c.slice(1, 3))).toEqual([
+      ["get", "clusters"],
+      ["delete", "cluster"],
+    ]);
+  });
+});
