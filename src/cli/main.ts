@@ -38,7 +38,7 @@ Usage:
       operator.namespaced). --command gives the operator's command line instead.
   reconcile-conformance run [--config F] [--cluster kwok|kind|existing] [--suite a,b] [--check ID]
                             [--report-dir D] [--summary F] [--strict] [--keep] [--parallel N]
-                            [--shard i/n]
+                            [--shard i/n] [--scenario ID]
       Run the contract's conformance checks on the operator (default contract:
       ./reconcile-conformance.yaml). Report files in --report-dir (default
       ./reconcile-conformance-report): report.json, junit.xml, summary.md (Markdown,
@@ -47,7 +47,9 @@ Usage:
       namespaces of a run that did not pass for inspection; --parallel N runs up to N
       scenarios side by side (default 4 when the contract sets operator.namespaced,
       which it needs; otherwise 1); --shard i/n runs the i-th of n deterministic shares
-      of the scenarios (one per job of a workflow matrix; join them with merge).
+      of the scenarios (one per job of a workflow matrix; join them with merge);
+      --scenario "<check id>#<target>" runs that one scenario alone (every scenario that
+      did not pass prints the command that reruns it, with --keep).
   reconcile-conformance merge [--report-dir D] [--summary F] REPORT.json...
       Join the report.json of every shard of a run into one verdict (the same files).
   reconcile-conformance cluster create [--provider kwok|kind|existing] [--name NAME] [options]

@@ -22,6 +22,7 @@ export const runFlags = {
   keep: { type: "boolean" },
   parallel: { type: "string" },
   shard: { type: "string" },
+  scenario: { type: "string" },
   name: clusterFlags.name,
   "bin-dir": clusterFlags["bin-dir"],
   "node-image": clusterFlags["node-image"],
@@ -55,6 +56,7 @@ export async function runCommand(args: string[], context: CommandContext): Promi
       keep: values.keep ?? false,
       ...(values.parallel === undefined ? {} : { parallel: values.parallel }),
       ...(values.shard === undefined ? {} : { shard: values.shard }),
+      ...(values.scenario === undefined ? {} : { scenario: values.scenario }),
     },
     context.environment,
   );

@@ -70,6 +70,7 @@ export function renderSummary(report: RunReport): string {
       }
       for (const note of evidence?.notes ?? []) lines.push(`    ${note}`);
       for (const line of evidence?.operatorLog ?? []) lines.push(`    operator: ${line}`);
+      if (scenario.rerun) lines.push(`    rerun it alone: ${scenario.rerun}`);
     }
   }
   const waivers = report.waivers ?? [];

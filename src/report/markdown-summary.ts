@@ -156,6 +156,9 @@ function evidenceBlock(
     `**Verdict** (${check.level}, ${scenario.status}): ${md(truncated(scenario.message, LIMITS.messageChars))}`,
     "",
     ...(scenario.waived ? [`**Waived:** ${md(waivedText(scenario.waived))}`, ""] : []),
+    ...(scenario.rerun
+      ? ["Rerun it alone (keeping its cluster):", "", fenced("sh", scenario.rerun), ""]
+      : []),
     `Documentation: [${md(check.docs)}](${linkTarget(docsUrl(check, docsBaseUrl))})`,
     "",
   ];

@@ -39,6 +39,8 @@ export interface ScenarioReport {
   readonly evidence?: Evidence;
   /** Set when a waiver turned this scenario's failure into `waived`. */
   readonly waived?: WaiverMark;
+  /** For a scenario that did not pass: the command that runs it again alone, keeping its cluster. */
+  readonly rerun?: string;
 }
 
 export interface CheckReport {

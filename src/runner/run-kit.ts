@@ -11,9 +11,10 @@ import { KubeClient, type KubeObject } from "../kube/kube-client.js";
 import type { CommandRunner } from "../process/command-runner.js";
 import { checkReport, type CheckReport, type RunReport } from "../report/report-model.js";
 import { dayOf, runStatus, waiveCheck, waiverOutcomes } from "../report/waivers.js";
+import { rerunCommand, withRerunCommands } from "../report/rerun.js";
 import type { CheckDefinition, ScenarioResult, Suite } from "../suites/check.js";
 import type { ScenarioDeps, Timings } from "./scenario.js";
-import { WHOLE_RUN, type Shard } from "./shard.js";
+import { scenarioKey, WHOLE_RUN, type Shard } from "./shard.js";
 import { SpecReferences } from "./spec-references.js";
 import { clusterSanity } from "../suites/cluster-sanity.js";
 import { conflict } from "../suites/conflict.js";
@@ -64,6 +65,8 @@ export interface RunConfig {
   readonly parallel?: number;
   /** This job's share of the scenarios (`--shard i/n`); default: all of them. */
   readonly shard?: Shard;
+  /** Only this scenario, "<check id>#<target>" (`--scenario`): its check alone is selected. */
+  readonly scenario?: string;
 }
 
 /** Scenarios side by side for a namespaced operator when the run does not say. */
@@ -208,11 +211,26 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
           },
           sideBySide: (items, task) => slots.map(items, task),
           shard,
+          ...(config.scenario === undefined ? {} : { only: config.scenario }),
         },
         selected,
       );
       for (const check of mine) {
-        const own = results.filter((r: ScenarioResult) => r.check === check.id);
+        const own = results.filter(
+          (r: ScenarioResult) => r.check === check.id && !r.unselected && asked(config.scenario, r),
+        );
+        if (config.scenario !== undefined && own.length === 0) {
+          // A target the run does not have: say which it has rather than report a verdictless check.
+          throw new UsageError(
+            "cli/unknown-scenario",
+            `--scenario ${JSON.stringify(config.scenario)}: this run has no such scenario; ${check.id} has: ${
+              results
+                .filter((r) => r.check === check.id)
+                .map((r) => JSON.stringify(scenarioKey(r.check, r.target)))
+                .join(", ") || "none"
+            }`,
+          );
+        }
         const judged = checkReport(
           check,
           own.filter((r) => !r.elsewhere).map(({ check: _check, ...scenario }) => scenario),
@@ -222,7 +240,9 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
             elsewhere: own.filter((r) => r.elsewhere).map((r) => r.target),
           },
         );
-        const report = waiveCheck(judged, config.contract.waivers, today);
+        const report = withRerunCommands(waiveCheck(judged, config.contract.waivers, today), (id) =>
+          rerunCommand(config.contract.file, config.cluster.provider, id, process.cwd()),
+        );
         checks.push(report);
         deps.progress.checkFinished(report);
       }
@@ -231,6 +251,8 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     const waivers = waiverOutcomes(checks, config.contract.waivers, today);
     const status = runStatus(checks, waivers);
     passed = status === "passed" || status === "skipped" || status === "warned" || status === "waived";
+    if (config.keep && !passed)
+      await sayWhereKept(kube, access.kubeconfigPath, config.cluster.provider, deps);
     return {
       apiVersion: "reconcile-conformance.dev/v1alpha1",
       kind: "Report",
@@ -252,7 +274,9 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
 }
 
 /** The checks this run judges: the contract's suites (or --suite), narrowed by --check. */
-export function selectChecks(config: Pick<RunConfig, "contract" | "suites" | "checks">): Set<string> {
+export function selectChecks(
+  config: Pick<RunConfig, "contract" | "suites" | "checks" | "scenario">,
+): Set<string> {
   const suites = new Set(["cluster", ...(config.suites ?? config.contract.suites)]);
   for (const name of config.suites ?? []) {
     if (!SUITE_MODULES.some((s) => s.name === name) && !config.contract.suites.includes(name as never)) {
@@ -274,7 +298,63 @@ export function selectChecks(config: Pick<RunConfig, "contract" | "suites" | "ch
     }
     selected = KNOWN_CHECKS.filter((c) => config.checks?.includes(c.id));
   }
+  if (config.scenario !== undefined) {
+    const check = scenarioCheck(config.scenario);
+    if (!selected.some((c) => c.id === check)) {
+      throw new UsageError(
+        "cli/scenario-not-selected",
+        `--scenario ${JSON.stringify(config.scenario)}: its check ${check} is not among the selected ones (${selected.map((c) => c.id).join(", ")}); drop --suite/--check, or include it`,
+      );
+    }
+    return new Set([check]);
+  }
   return new Set(selected.map((c) => c.id));
+}
+
+/**
+ * Whether a result belongs in a `--scenario` run: the scenario asked for,
+ * or a reference state that could not be computed (the reason it could not
+ * run). Every result when no scenario was asked for.
+ */
+function asked(scenario: string | undefined, result: ScenarioResult): boolean {
+  return (
+    scenario === undefined ||
+    scenarioKey(result.check, result.target) === scenario ||
+    result.target === "reference state"
+  );
+}
+
+/** The check of a scenario id, "<check id>#<target>"; a UsageError naming the id when it is not one. */
+export function scenarioCheck(id: string): string {
+  const hash = id.indexOf("#");
+  const check = hash < 0 ? id : id.slice(0, hash);
+  if (hash < 0 || hash === id.length - 1 || !KNOWN_CHECKS.some((c) => c.id === check)) {
+    throw new UsageError(
+      "cli/invalid-scenario",
+      `--scenario ${JSON.stringify(id)}: expected "<check id>#<target>" as the report names it (e.g. "drift/managed-field#Service/hello spec.selector.app"), with a check id of ${KNOWN_CHECKS.map((c) => c.id).join(", ")}`,
+    );
+  }
+  return check;
+}
+
+/** Kept for inspection (`--keep`): the scenarios' namespaces, and how to look at them and remove them. */
+async function sayWhereKept(
+  kube: KubeClient,
+  kubeconfigPath: string,
+  provider: string,
+  deps: Pick<RunDeps, "progress" | "logger">,
+): Promise<void> {
+  const namespaces = await kube.list("v1", "Namespace").catch((error: unknown) => {
+    deps.logger.warn(`could not list the kept namespaces: ${describeError(error)}`);
+    return [];
+  });
+  const kept = namespaces.map((n) => n.metadata?.name ?? "").filter((name) => name.startsWith("rc-"));
+  for (const name of kept) {
+    deps.progress.phase(
+      `namespace kept for inspection: KUBECONFIG=${kubeconfigPath} kubectl -n ${name} get all,configmaps,events` +
+        (provider === "existing" ? `; remove it with: kubectl delete namespace ${name}` : ""),
+    );
+  }
 }
 
 /**

@@ -28,6 +28,8 @@ export interface RunRequest {
   readonly parallel?: string;
   /** As typed: "i/n". */
   readonly shard?: string;
+  /** One scenario to run alone, by its id as the report names it: "<check id>#<target>". */
+  readonly scenario?: string;
 }
 
 /** A validated run: what runKit takes, and where its report goes. */
@@ -74,6 +76,12 @@ export async function prepareRun(
     );
   }
   const shard = request.shard === undefined ? undefined : parseShard(request.shard, names.shard);
+  if (shard !== undefined && request.scenario !== undefined) {
+    throw new UsageError(
+      "cli/scenario-and-shard",
+      `${names.prefix}scenario runs one scenario, ${names.shard} a share of them: give one of the two`,
+    );
+  }
   const suites = splitList(request.suites);
   const checks = splitList(request.checks);
   return {
@@ -86,6 +94,7 @@ export async function prepareRun(
       keep: request.keep ?? false,
       ...(parallel === undefined ? {} : { parallel }),
       ...(shard === undefined ? {} : { shard }),
+      ...(request.scenario === undefined ? {} : { scenario: request.scenario }),
       workDir: resolve(reportDir, "scenarios"),
       clusterLogsDir: resolve(reportDir, "cluster-logs"),
     },

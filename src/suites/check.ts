@@ -19,6 +19,8 @@ export interface ScenarioResult extends ScenarioReport {
   readonly check: string;
   /** Not run here: another shard's scenario (the runner lists it in the check's report as such). */
   readonly elsewhere?: true;
+  /** Not run: not the scenario `--scenario` asked for (left out of the report). */
+  readonly unselected?: true;
 }
 
 export interface SuiteContext {
@@ -39,6 +41,8 @@ export interface SuiteContext {
   sideBySide<T, R>(items: readonly T[], task: (item: T) => Promise<R>): Promise<R[]>;
   /** This job's share of the scenarios (`--shard`); the whole run unless sharded. */
   readonly shard: Shard;
+  /** The one scenario to run (`--scenario`, "<check id>#<target>"); every one when absent. */
+  readonly only?: string;
 }
 
 /**
@@ -99,8 +103,9 @@ export function verdictFor(check: CheckDefinition, target: string, clock: Clock)
 }
 
 /**
- * Whether the scenario judged under `check` and `target` is this shard's;
- * when not, the placeholder results for `checks` that say so.
+ * Whether the scenario judged under `check` and `target` is this shard's
+ * (and the one `--scenario` asked for, if any); when not, the placeholder
+ * results for `checks` that say so.
  */
 export function otherShards(
   context: SuiteContext,
@@ -108,6 +113,16 @@ export function otherShards(
   target: string,
   checks: readonly string[] = [check],
 ): ScenarioResult[] | undefined {
+  if (context.only !== undefined && !checks.some((id) => scenarioKey(id, target) === context.only)) {
+    return checks.map((id) => ({
+      check: id,
+      target,
+      status: "skipped" as const,
+      message: "not the scenario asked for",
+      durationMs: 0,
+      unselected: true as const,
+    }));
+  }
   if (inShard(context.shard, scenarioKey(check, target))) return undefined;
   return checks.map((id) => ({
     check: id,

@@ -37,6 +37,8 @@ export async function runExampleOperator(
     shard?: Shard;
     /** More contract fields (promises, waivers). */
     contract?: Record<string, unknown>;
+    /** Only this scenario (--scenario). */
+    scenario?: string;
   },
 ): Promise<RunReport> {
   const dir = await mkdtemp(join(tmpdir(), "rc-example-run-"));
@@ -69,6 +71,7 @@ export async function runExampleOperator(
       },
       suites: options.suites,
       ...(options.checks ? { checks: options.checks } : {}),
+      ...(options.scenario ? { scenario: options.scenario } : {}),
       strict: options.strict,
       keep: false,
       ...(options.parallel === undefined ? {} : { parallel: options.parallel }),

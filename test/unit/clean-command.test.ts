@@ -53,7 +53,8 @@ function deadOwner(): ProcessOwner {
 }
 
 /** A process group (a shell and its sleeping child), optionally marked with a record's path. */
-function startGroup(marker?: string): number {
+/** A process group of two (sh and its sleep), once both exist: sh forks its child a moment after it starts. */
+async function startGroup(marker?: string): Promise<number> {
   const child = spawn("sh", ["-c", "sleep 600 & wait"], {
     detached: true,
     stdio: "ignore",
@@ -61,7 +62,11 @@ function startGroup(marker?: string): number {
   });
   if (child.pid === undefined) throw new Error("could not start sh");
   groups.push(child.pid);
-  return child.pid;
+  const pid = child.pid;
+  for (let waited = 0; processGroupMembers(pid).length < 2 && waited < 5000; waited += 20) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return pid;
 }
 
 function clean(environment: ClusterEnvironment, args: string[] = []) {
@@ -96,7 +101,7 @@ describe("clean: operator process groups", () => {
   it("kills the group of a dead kit's operator, and every process marked as its, then removes the record", async () => {
     const environment = await isolatedCache();
     const path = join(operatorRecordDir(environment), "00112233445566778899.json");
-    const group = startGroup(path);
+    const group = await startGroup(path);
     // One that left the group (setsid) but still carries the mark.
     // Not detached: setsid then makes the sleep itself the leader of a new session, without forking.
     const escaped = spawn("setsid", ["sleep", "600"], {
@@ -125,7 +130,7 @@ describe("clean: operator process groups", () => {
 
   it("does not signal a group whose leader is not the recorded process (its pid was reused)", async () => {
     const environment = await isolatedCache();
-    const stranger = startGroup();
+    const stranger = await startGroup();
     const path = await recordOperator(environment, {
       owner: deadOwner(),
       group: { pid: stranger, hostname: hostname(), startTime: "1" },
@@ -142,7 +147,7 @@ describe("clean: operator process groups", () => {
   it("leaves the operator of a kit that still runs alone", async () => {
     const environment = await isolatedCache();
     const path = join(operatorRecordDir(environment), "00112233445566778899.json");
-    const group = startGroup(path);
+    const group = await startGroup(path);
     await recordOperator(environment, { owner: describeProcess(process.pid), group: describeProcess(group) });
 
     const cleaned = await clean(environment);

@@ -1,0 +1,45 @@
+import { isAbsolute, relative } from "node:path";
+import type { CheckReport, ScenarioReport } from "./report-model.js";
+
+/** Verdicts worth rerunning alone: everything that did not pass (and was not skipped). */
+const RERUN: ReadonlySet<ScenarioReport["status"]> = new Set(["failed", "warned", "waived", "inconclusive"]);
+
+/** A word for a POSIX shell: as it is when plain, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The one command that runs a scenario again alone and keeps its cluster
+ * and namespace: `reconcile-conformance run --config F --cluster P
+ * --scenario '<check>#<target>' --keep` (the contract relative to `cwd` when
+ * it lies under it).
+ */
+export function rerunCommand(
+  contractFile: string,
+  provider: string,
+  scenarioId: string,
+  cwd: string,
+): string {
+  const fromHere = relative(cwd, contractFile);
+  const config =
+    fromHere !== "" && !fromHere.startsWith("..") && !isAbsolute(fromHere) ? fromHere : contractFile;
+  return [
+    "npx reconcile-conformance run",
+    `--config ${shellWord(config)}`,
+    `--cluster ${shellWord(provider)}`,
+    `--scenario ${shellWord(scenarioId)}`,
+    "--keep",
+  ].join(" ");
+}
+
+/** The check's report with `rerun` set on every scenario that did not pass. */
+export function withRerunCommands(check: CheckReport, command: (scenarioId: string) => string): CheckReport {
+  if (!check.scenarios.some((s) => RERUN.has(s.status))) return check;
+  return {
+    ...check,
+    scenarios: check.scenarios.map((s) =>
+      RERUN.has(s.status) ? { ...s, rerun: command(`${check.id}#${s.target}`) } : s,
+    ),
+  };
+}
