@@ -348,7 +348,11 @@ async function sayWhereKept(
     deps.logger.warn(`could not list the kept namespaces: ${describeError(error)}`);
     return [];
   });
-  const kept = namespaces.map((n) => n.metadata?.name ?? "").filter((name) => name.startsWith("rc-"));
+  // A namespace already terminating (an earlier run's, being removed) is not kept.
+  const kept = namespaces
+    .filter((n) => n.metadata?.deletionTimestamp === undefined)
+    .map((n) => n.metadata?.name ?? "")
+    .filter((name) => name.startsWith("rc-"));
   for (const name of kept) {
     deps.progress.phase(
       `namespace kept for inspection: KUBECONFIG=${kubeconfigPath} kubectl -n ${name} get all,configmaps,events` +
