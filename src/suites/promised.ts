@@ -55,6 +55,11 @@ export class ObjectKinds {
   }
 }
 
+/** "#12 update webapps/hello/status": a write as the promises' notes name it. */
+export function writeLabel(entry: WriteEntry): string {
+  return `#${entry.seq} ${entry.verb} ${entry.resource}/${entry.name ?? "?"}${entry.subresource ? `/${entry.subresource}` : ""}`;
+}
+
 /** Whether a changed write changed only fields its object declares volatile. */
 export function changedOnlyVolatile(entry: WriteEntry, kinds: ObjectKinds): boolean {
   if (entry.effect !== "changed") return false;
@@ -82,7 +87,7 @@ export function sortByPromises(writes: readonly WriteEntry[], kinds: ObjectKinds
   const excused: { entry: WriteEntry; why: string }[] = [];
   const unknown: WriteEntry[] = [];
   for (const entry of writes) {
-    const label = `#${entry.seq} ${entry.verb} ${entry.resource}/${entry.name ?? "?"}${entry.subresource ? `/${entry.subresource}` : ""}`;
+    const label = writeLabel(entry);
     if (entry.effect === "created" || entry.effect === "deleted") {
       const why = kinds.withdrawn(entry, "uid");
       if (why) excused.push({ entry, why: `${label}: ${why}` });

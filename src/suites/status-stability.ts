@@ -23,7 +23,7 @@ import {
   type Suite,
   type SuiteContext,
 } from "./check.js";
-import { changedOnlyVolatile, ObjectKinds, sortByPromises } from "./promised.js";
+import { changedOnlyVolatile, ObjectKinds, sortByPromises, writeLabel } from "./promised.js";
 import { runawayCreation } from "./runaway-creation.js";
 
 /** The label the kit touches objects with: metadata only, so it changes nothing an operator manages. */
@@ -479,7 +479,7 @@ async function identityChanges(
 
 /** The note for a changed write whose changed fields are unknown on an object with volatile fields. */
 function unreadChanges(entry: WriteEntry): string {
-  return `not judged: #${entry.seq} ${entry.verb} ${entry.resource}/${entry.name ?? "?"}${entry.subresource ? `/${entry.subresource}` : ""}: its object has volatile fields and the fields it changed could not be read`;
+  return `not judged: ${writeLabel(entry)}: its object has volatile fields and the fields it changed could not be read`;
 }
 
 /** Why the custom resource's resourceVersion is not the one the kit's touch left, when no operator write explains it. */

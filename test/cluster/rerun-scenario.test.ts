@@ -1,13 +1,12 @@
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse, stringify } from "yaml";
 import type { RunReport } from "../../src/report/report-model.js";
-import { runExampleOperator } from "../support/example-run.js";
+import { runExampleOperator, writeExampleContract } from "../support/example-run.js";
 import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
 import { runCli } from "../support/run-cli.js";
-import { exampleDir, exampleOperatorBinary } from "../support/webapp-example.js";
+import { exampleOperatorBinary } from "../support/webapp-example.js";
 
 // Rerunning one failed scenario, as the report says to: the stale-retry mutant's conflict on its
 // Deployment, its command taken from the report, run by the CLI alone with --keep.
@@ -91,22 +90,7 @@ describe("rerun one scenario", () => {
     "refuses a scenario the run does not have, naming the ones it has (exit 2)",
     { timeout: 300_000 },
     async () => {
-      const contract = join(await mkdtemp(join(tmpdir(), "rc-rerun-")), "c.yaml");
-      const original = parse(
-        await readFile(join(exampleDir, "reconcile-conformance.yaml"), "utf8"),
-      ) as Record<string, unknown>;
-      await writeFile(
-        contract,
-        stringify({
-          ...original,
-          operator: {
-            ...(original.operator as object),
-            command: [exampleOperatorBinary(), "--leader-elect=false"],
-          },
-          crds: [join(exampleDir, "crds/webapp.yaml")],
-          sample: join(exampleDir, "samples/webapp.yaml"),
-        }),
-      );
+      const contract = await writeExampleContract(exampleOperatorBinary());
       const run = await runCli([
         "run",
         "--config",

@@ -1,6 +1,6 @@
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parse, stringify } from "yaml";
 import { loadContract } from "../../src/contract/load-contract.js";
 import { zxCommandRunner } from "../../src/process/command-runner.js";
@@ -18,6 +18,38 @@ const quiet: ProgressReporter = {
   step: () => undefined,
   checkFinished: () => undefined,
 };
+
+/**
+ * The example operator's contract with absolute paths and its built binary
+ * (a mutant when `bug` is set, more fields when `extra` is), in a directory
+ * of its own; returns the file.
+ */
+export async function writeExampleContract(
+  binary: string,
+  options: { bug?: string; extra?: Record<string, unknown> } = {},
+): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "rc-example-run-"));
+  const contract = parse(await readFile(join(exampleDir, "reconcile-conformance.yaml"), "utf8")) as Record<
+    string,
+    unknown
+  >;
+  const file = join(dir, "reconcile-conformance.yaml");
+  await writeFile(
+    file,
+    stringify({
+      ...contract,
+      operator: {
+        ...(contract.operator as object),
+        command: [binary, "--leader-elect=false"],
+        env: options.bug ? { WEBAPP_BUG: options.bug } : {},
+      },
+      crds: [join(exampleDir, "crds/webapp.yaml")],
+      sample: join(exampleDir, "samples/webapp.yaml"),
+      ...options.extra,
+    }),
+  );
+  return file;
+}
 
 /**
  * runKit on the example operator's contract (its built binary, absolute
@@ -41,26 +73,10 @@ export async function runExampleOperator(
     scenario?: string;
   },
 ): Promise<RunReport> {
-  const dir = await mkdtemp(join(tmpdir(), "rc-example-run-"));
-  const contract = parse(await readFile(join(exampleDir, "reconcile-conformance.yaml"), "utf8")) as Record<
-    string,
-    unknown
-  >;
-  const file = join(dir, "reconcile-conformance.yaml");
-  await writeFile(
-    file,
-    stringify({
-      ...contract,
-      operator: {
-        ...(contract.operator as object),
-        command: [binary, "--leader-elect=false"],
-        env: options.bug ? { WEBAPP_BUG: options.bug } : {},
-      },
-      crds: [join(exampleDir, "crds/webapp.yaml")],
-      sample: join(exampleDir, "samples/webapp.yaml"),
-      ...options.contract,
-    }),
-  );
+  const file = await writeExampleContract(binary, {
+    ...(options.bug ? { bug: options.bug } : {}),
+    ...(options.contract ? { extra: options.contract } : {}),
+  });
   return runKit(
     {
       contract: await loadContract(file),
@@ -76,7 +92,7 @@ export async function runExampleOperator(
       keep: false,
       ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
       ...(options.shard === undefined ? {} : { shard: options.shard }),
-      workDir: join(dir, "work"),
+      workDir: join(dirname(file), "work"),
     },
     {
       runner: zxCommandRunner,

@@ -35,6 +35,30 @@ const waiver = (rule: number, fields: Partial<Waiver> & Pick<Waiver, "check">): 
   ...fields,
 });
 
+/** One shard's report (of two) with one check, judged with `waivers` on `day`, as runKit makes it. */
+function shardReport(
+  index: number,
+  unwaived: CheckReport,
+  waivers: readonly Waiver[],
+  day = TODAY,
+): RunReport {
+  const checks = [waiveCheck(unwaived, waivers, day)];
+  const outcomes = waiverOutcomes(checks, waivers, day);
+  return {
+    apiVersion: "reconcile-conformance.dev/v1alpha1",
+    kind: "Report",
+    status: runStatus(checks, outcomes),
+    strict: false,
+    startedAt: `${day}T10:00:00.000Z`,
+    durationMs: 1,
+    contract: "c.yaml",
+    cluster: { provider: "kwok" },
+    shard: { index, count: 2 },
+    checks,
+    waivers: outcomes,
+  };
+}
+
 describe("waivers", () => {
   it("hold through their last day and expire after it", () => {
     expect(isExpired({ until: "2026-11-30" }, TODAY)).toBe(false);
@@ -105,23 +129,8 @@ describe("waivers", () => {
 
   it("in a shard, leave a waiver whose scenarios ran elsewhere to the merge, which finds it applied", () => {
     const waivers = [waiver(0, { check: "drift/managed-field", target: "Service/*" })];
-    const shard = (index: number, scenarios: ScenarioReport[], elsewhere: string[]): RunReport => {
-      const checks = [waiveCheck(check("drift/managed-field", scenarios, elsewhere), waivers, TODAY)];
-      const outcomes = waiverOutcomes(checks, waivers, TODAY);
-      return {
-        apiVersion: "reconcile-conformance.dev/v1alpha1",
-        kind: "Report",
-        status: runStatus(checks, outcomes),
-        strict: false,
-        startedAt: `${TODAY}T10:00:00.000Z`,
-        durationMs: 1,
-        contract: "c.yaml",
-        cluster: { provider: "kwok" },
-        shard: { index, count: 2 },
-        checks,
-        waivers: outcomes,
-      };
-    };
+    const shard = (index: number, scenarios: ScenarioReport[], elsewhere: string[]) =>
+      shardReport(index, check("drift/managed-field", scenarios, elsewhere), waivers);
     const one = shard(1, [scenario("Deployment/web spec.replicas", "passed")], ["Service/web spec.selector"]);
     const two = shard(2, [scenario("Service/web spec.selector", "failed")], ["Deployment/web spec.replicas"]);
     expect(one.waivers?.[0]?.outcome).toBe("not-run");
@@ -155,23 +164,8 @@ describe("waivers, more", () => {
 
   it("give a merged run's scenarios their verdicts back when a waiver one shard applied has expired by another's day", () => {
     const waivers = [waiver(0, { check: "drift/managed-field", until: TODAY })];
-    const shard = (index: number, day: string, scenarios: ScenarioReport[]): RunReport => {
-      const checks = [waiveCheck(check("drift/managed-field", scenarios), waivers, day)];
-      const outcomes = waiverOutcomes(checks, waivers, day);
-      return {
-        apiVersion: "reconcile-conformance.dev/v1alpha1",
-        kind: "Report",
-        status: runStatus(checks, outcomes),
-        strict: false,
-        startedAt: `${day}T23:59:00.000Z`,
-        durationMs: 1,
-        contract: "c.yaml",
-        cluster: { provider: "kwok" },
-        shard: { index, count: 2 },
-        checks,
-        waivers: outcomes,
-      };
-    };
+    const shard = (index: number, day: string, scenarios: ScenarioReport[]) =>
+      shardReport(index, check("drift/managed-field", scenarios), waivers, day);
     const early = shard(1, TODAY, [scenario("Service/web spec.selector", "failed")]);
     const late = shard(2, "2026-12-01", [scenario("Deployment/web spec.replicas", "passed")]);
     expect(early.status).toBe("waived");
@@ -189,29 +183,12 @@ describe("waivers, more", () => {
 
   it("lets a waived verdict win a merge over nothing worse only: an inconclusive one beats it", () => {
     const waivers = [waiver(0, { check: "cluster/optimistic-concurrency" })];
-    const shard = (index: number, status: ScenarioReport["status"]): RunReport => {
-      const checks = [
-        waiveCheck(
-          check("cluster/optimistic-concurrency", [scenario("ConfigMap stale replace", status)]),
-          waivers,
-          TODAY,
-        ),
-      ];
-      const outcomes = waiverOutcomes(checks, waivers, TODAY);
-      return {
-        apiVersion: "reconcile-conformance.dev/v1alpha1",
-        kind: "Report",
-        status: runStatus(checks, outcomes),
-        strict: false,
-        startedAt: `${TODAY}T10:00:00.000Z`,
-        durationMs: 1,
-        contract: "c.yaml",
-        cluster: { provider: "kwok" },
-        shard: { index, count: 2 },
-        checks,
-        waivers: outcomes,
-      };
-    };
+    const shard = (index: number, status: ScenarioReport["status"]) =>
+      shardReport(
+        index,
+        check("cluster/optimistic-concurrency", [scenario("ConfigMap stale replace", status)]),
+        waivers,
+      );
     const merged = mergeReports([
       { file: "1.json", report: shard(1, "inconclusive") },
       { file: "2.json", report: shard(2, "failed") },
