@@ -26,6 +26,11 @@ fi
 
 binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl)
 
+# sha256sum on Linux, shasum on macOS (which has no sha256sum); both print "<hex>  -".
+sha256() {
+  if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi
+}
+
 # The stamp identifies exactly what was built: the pinned modules, this
 # script and the Go toolchain. A binary set with a different stamp is stale.
 stamp() {
@@ -33,7 +38,7 @@ stamp() {
     cd "$here"
     cat build.sh */go.mod */go.sum
     go version
-  ) | sha256sum | cut -d' ' -f1
+  ) | sha256 | cut -d' ' -f1
 }
 
 want=$(stamp)

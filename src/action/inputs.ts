@@ -1,5 +1,6 @@
 import { KUBE_VERSION } from "../cluster/cluster-config.js";
 import { UsageError } from "../errors.js";
+import { binariesMode, type BinariesMode } from "../tools/kube-binaries.js";
 import type { RunRequest } from "../runner/run-options.js";
 
 /** Reads one input as the runner passes it (an empty string when not set). */
@@ -14,6 +15,8 @@ export interface ActionSettings {
   readonly keepCluster: boolean;
   /** kind release to install when `kind` is not on PATH. */
   readonly kindVersion: string;
+  /** cluster kwok: how to get the Kubernetes binaries when they are not on the runner yet. */
+  readonly binaries: BinariesMode;
 }
 
 /** The kind release the Action installs when the runner has none (its default node image is Kubernetes v1.35). */
@@ -100,5 +103,6 @@ export function actionSettings(input: InputReader): ActionSettings {
     failOnViolation: flag("fail-on-violation", true),
     keepCluster: flag("keep-cluster", false),
     kindVersion: text("kind-version") ?? DEFAULT_KIND_VERSION,
+    binaries: binariesMode(text("binaries"), {}, "input binaries"),
   };
 }

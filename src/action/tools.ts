@@ -2,11 +2,10 @@ import * as core from "@actions/core";
 import * as toolCache from "@actions/tool-cache";
 import { createHash } from "node:crypto";
 import { chmod, readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { defaultKubeBinDir, type ClusterEnvironment } from "../cluster/cluster-config.js";
 import { InfrastructureError } from "../errors.js";
 import { findExecutable, type CommandRunner } from "../process/command-runner.js";
-import { downloadKubeBinaries, ReleaseErrorCode } from "../tools/release-binaries.js";
+import { ensureKubeBinaries } from "../tools/kube-binaries.js";
 import type { Logger } from "../util/logger.js";
 import type { ActionSettings } from "./inputs.js";
 
@@ -29,7 +28,15 @@ export async function ensureTools(
   },
 ): Promise<void> {
   if (settings.request.cluster.provider === "kwok") {
-    await ensureKubeBinaries(defaultKubeBinDir(deps.environment), deps);
+    await ensureKubeBinaries(
+      settings.request.cluster.binDir ?? defaultKubeBinDir(deps.environment),
+      settings.binaries,
+      {
+        ...deps,
+        env: deps.environment.env,
+        ...(process.env.GITHUB_TOKEN ? { githubToken: process.env.GITHUB_TOKEN } : {}),
+      },
+    );
     return;
   }
   if (settings.request.cluster.provider !== "kind") return;
@@ -43,52 +50,6 @@ export async function ensureTools(
     logger: deps.logger,
   });
   core.addPath(directory);
-}
-
-/** The binaries a kwok cluster runs (as hack/kube-binaries/build.sh and a download lay them out). */
-const KUBE_BINARIES = [
-  "kube-apiserver",
-  "kube-controller-manager",
-  "kube-scheduler",
-  "kubectl",
-  "etcd",
-  "kwok",
-  "kwokctl",
-];
-
-/**
- * The kwok cluster's binaries on the runner: those in `binDir` when all are
- * there (built from Go modules, or downloaded by an earlier job and restored
- * from a cache), else the pinned official releases, downloaded and checked
- * against their published checksums. A runner without the internet gets an
- * error that says how to build them instead.
- */
-export async function ensureKubeBinaries(
-  binDir: string,
-  deps: { readonly logger: Logger; readonly signal: AbortSignal },
-): Promise<void> {
-  const present = await Promise.all(KUBE_BINARIES.map((name) => findExecutable(join(binDir, name))));
-  if (present.every(Boolean)) {
-    deps.logger.info(`kube binaries: ${binDir}`);
-    return;
-  }
-  try {
-    await downloadKubeBinaries(binDir, {
-      logger: deps.logger,
-      signal: deps.signal,
-      ...(process.env.GITHUB_TOKEN ? { githubToken: process.env.GITHUB_TOKEN } : {}),
-    });
-  } catch (error) {
-    if (error instanceof InfrastructureError && error.code === ReleaseErrorCode.unreachable) {
-      throw new InfrastructureError(
-        "tools/kube-binaries-unreachable",
-        `${error.message}: without the internet, build them from Go modules first (hack/kube-binaries/build.sh in the action's repository, into ${binDir})`,
-        error.details,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
 }
 
 /** kind's name for this machine: kind-<os>-<arch>. */

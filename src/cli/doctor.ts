@@ -1,10 +1,15 @@
 import { readdir } from "node:fs/promises";
-import { pathExists } from "../util/files.js";
 import { join } from "node:path";
 import { cacheRoot, defaultKubeBinDir, KUBE_VERSION } from "../cluster/cluster-config.js";
-import { KWOK_BINARIES } from "../cluster/kwok-provider.js";
 import { ExitCode } from "../errors.js";
 import { findExecutable } from "../process/command-runner.js";
+import {
+  binariesMode,
+  inspectBinDir,
+  machineFacts,
+  planKubeBinaries,
+  probeReleaseDownloads,
+} from "../tools/kube-binaries.js";
 import type { CommandContext } from "./main.js";
 
 /** One line of the doctor's table. `required` findings decide the exit code. */
@@ -18,8 +23,8 @@ export interface Finding {
 const MIN_NODE: readonly [number, number] = [22, 19];
 
 /** Checks what the default (kwok) path and the optional kind path need; prints a table to stdout. */
-export async function doctor(context: CommandContext): Promise<ExitCode> {
-  const findings = await examine(context);
+export async function doctor(context: CommandContext, options: DoctorOptions = {}): Promise<ExitCode> {
+  const findings = await examine(context, options);
   const width = Math.max(...findings.map((f) => f.what.length));
   for (const f of findings) {
     const mark = f.status === "ok" ? "ok     " : f.status === "missing" ? "MISSING" : "warning";
@@ -35,7 +40,13 @@ export async function doctor(context: CommandContext): Promise<ExitCode> {
   return ExitCode.ok;
 }
 
-export async function examine(context: CommandContext): Promise<Finding[]> {
+/** doctor's flags: the same --bin-dir and --binaries a run takes, so it answers for that run. */
+export interface DoctorOptions {
+  readonly binDir?: string;
+  readonly binaries?: string;
+}
+
+export async function examine(context: CommandContext, options: DoctorOptions = {}): Promise<Finding[]> {
   const { environment, runner } = context;
   const findings: Finding[] = [];
   const path = environment.env.PATH;
@@ -51,37 +62,17 @@ export async function examine(context: CommandContext): Promise<Finding[]> {
     required: true,
   });
 
-  const binDir = defaultKubeBinDir(environment);
-  const missing: string[] = [];
-  for (const binary of KWOK_BINARIES) {
-    if (!(await pathExists(join(binDir, binary)))) missing.push(binary);
-  }
-  if (missing.length > 0) {
-    findings.push({
-      status: "missing",
-      what: "kube binaries",
-      detail: `${missing.join(", ")} not in ${binDir}: run hack/kube-binaries/build.sh (needs Go), or set RECONCILE_CONFORMANCE_KUBE_BIN_DIR`,
-      required: true,
-    });
-  } else {
-    const version = await runner.run([join(binDir, "kube-apiserver"), "--version"]);
-    const reported = version.stdout.trim();
-    findings.push({
-      status: reported === `Kubernetes ${KUBE_VERSION}` ? "ok" : "warning",
-      what: "kube binaries",
-      detail: `${binDir} (${reported || "kube-apiserver --version failed"})`,
-      required: true,
-    });
-  }
+  const { finding: binaries, needsGo } = await binariesFinding(context, options);
+  findings.push(binaries);
 
   const go = await findExecutable("go", path);
   findings.push({
-    status: go ? "ok" : missing.length > 0 ? "missing" : "warning",
+    status: go ? "ok" : needsGo ? "missing" : "warning",
     what: "go",
     detail: go
       ? (await runner.run([go, "version"])).stdout.trim()
-      : "not on PATH: needed only to build the kube binaries (hack/kube-binaries/build.sh)",
-    required: missing.length > 0,
+      : "not on PATH: needed only to build the kube binaries from Go modules",
+    required: needsGo,
   });
 
   const kind = await findExecutable("kind", path);
@@ -116,4 +107,86 @@ export async function examine(context: CommandContext): Promise<Finding[]> {
     });
   }
   return findings;
+}
+
+/**
+ * The kube binaries line: what a run would use, download or build, and
+ * why; a download is tried with one small request, so "auto" says whether
+ * it would download or fall back to the build.
+ */
+async function binariesFinding(
+  context: CommandContext,
+  options: DoctorOptions,
+): Promise<{ finding: Finding; needsGo: boolean }> {
+  const { environment, runner } = context;
+  const binDir = options.binDir ?? defaultKubeBinDir(environment);
+  const mode = binariesMode(options.binaries, environment.env, "--binaries");
+  const facts = await machineFacts(environment.env);
+  const plan = planKubeBinaries(binDir, mode, await inspectBinDir(binDir), facts);
+  const what = "kube binaries";
+  switch (plan.action) {
+    case "use": {
+      const version = await runner.run([join(binDir, "kube-apiserver"), "--version"]);
+      const reported = version.stdout.trim();
+      return {
+        finding: {
+          status: reported === `Kubernetes ${KUBE_VERSION}` ? "ok" : "warning",
+          what,
+          detail: `${plan.why} (${reported || "kube-apiserver --version failed"})`,
+          required: true,
+        },
+        needsGo: false,
+      };
+    }
+    case "build":
+      return {
+        finding: {
+          status: plan.problem ? "missing" : "ok",
+          what,
+          detail: plan.problem
+            ? `${plan.why}: cannot build them: ${plan.problem}`
+            : plan.why.includes("rebuilt only if")
+              ? `the next run runs the Go build (${plan.why}): seconds while it is current`
+              : `the next run builds them from Go modules (${plan.why}; tens of minutes the first time, on 2 cores)`,
+          required: true,
+        },
+        needsGo: true,
+      };
+    case "download": {
+      if (plan.problem || "unsupported" in facts.platform) {
+        return {
+          finding: { status: "missing", what, detail: `${plan.why}: ${plan.problem ?? ""}`, required: true },
+          needsGo: false,
+        };
+      }
+      const unreachable = await probeReleaseDownloads(environment.env, facts.platform);
+      if (!unreachable) {
+        return {
+          finding: {
+            status: "ok",
+            what,
+            detail: `the next run downloads the pinned releases and checks their SHA-256 (${plan.why}; the release sites answer)`,
+            required: true,
+          },
+          needsGo: false,
+        };
+      }
+      return {
+        finding: plan.fallback
+          ? {
+              status: "warning",
+              what,
+              detail: `${plan.why}; the release downloads are unreachable (${unreachable}): the next run builds them from Go modules instead (tens of minutes the first time)`,
+              required: true,
+            }
+          : {
+              status: "missing",
+              what,
+              detail: `${plan.why}; the release downloads are unreachable (${unreachable}), and ${mode === "download" ? "--binaries download does not build" : "they cannot be built here (no Go or no build script)"}`,
+              required: true,
+            },
+        needsGo: plan.fallback === "build",
+      };
+    }
+  }
 }

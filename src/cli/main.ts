@@ -3,7 +3,7 @@ import type { CommandRunner } from "../process/command-runner.js";
 import type { ClusterEnvironment } from "../cluster/cluster-config.js";
 import { consoleLogger, type Logger } from "../util/logger.js";
 import { parseFlags } from "./arguments.js";
-import { clusterCreate, clusterDelete, clusterFlags } from "./cluster-commands.js";
+import { binariesFlag, clusterCreate, clusterDelete, clusterFlags } from "./cluster-commands.js";
 import { doctor } from "./doctor.js";
 import { cleanCommand } from "./clean-command.js";
 import { initCommand } from "./init-command.js";
@@ -38,7 +38,7 @@ Usage:
       operator.namespaced). --command gives the operator's command line instead.
   reconcile-conformance run [--config F] [--cluster kwok|kind|existing] [--suite a,b] [--check ID]
                             [--report-dir D] [--summary F] [--strict] [--keep] [--parallel N]
-                            [--shard i/n] [--scenario ID]
+                            [--shard i/n] [--scenario ID] [--binaries auto|download|build]
       Run the contract's conformance checks on the operator (default contract:
       ./reconcile-conformance.yaml). Report files in --report-dir (default
       ./reconcile-conformance-report): report.json, junit.xml, summary.md (Markdown,
@@ -61,13 +61,17 @@ Usage:
       processes whose owning kit process is gone (every run says at its start when it
       finds some). --all removes every cluster and operator of the kit in this cache,
       also those of kits still running; --dry-run only lists.
-  reconcile-conformance doctor
-      Show what is installed, what is missing and how to get it.
+  reconcile-conformance doctor [--binaries auto|download|build] [--bin-dir D]
+      Show what is installed, what is missing and how to get it; for the Kubernetes
+      binaries, whether the next run uses, downloads or builds them, and why.
 
 Cluster options:
   --provider P     kwok (default: local processes, no Docker), kind (Docker), existing (a kubeconfig)
   --name N         cluster name (default: reconcile-conformance)
   --bin-dir D      kwok: directory with the Kubernetes binaries (default: the build cache)
+  --binaries M     kwok: how to get them when missing: auto (download the pinned releases,
+                   checked against their SHA-256; build from Go modules only when the sites
+                   are unreachable), download, build (env RECONCILE_CONFORMANCE_BINARIES)
   --node-image I   kind: node image
   --kubeconfig F   kind: where to write the kubeconfig; existing: which kubeconfig to use
   --context C      existing: kubeconfig context (default: current-context)
@@ -107,8 +111,15 @@ export async function main(args: string[], deps: CliDeps): Promise<ExitCode> {
       );
     }
     if (command === "doctor") {
-      parseFlags(args.slice(1), { verbose: clusterFlags.verbose }, "doctor");
-      return await doctor(context);
+      const { values } = parseFlags(
+        args.slice(1),
+        { verbose: clusterFlags.verbose, "bin-dir": clusterFlags["bin-dir"], ...binariesFlag },
+        "doctor",
+      );
+      return await doctor(context, {
+        ...(values["bin-dir"] === undefined ? {} : { binDir: values["bin-dir"] }),
+        ...(values.binaries === undefined ? {} : { binaries: values.binaries }),
+      });
     }
     throw new UsageError(
       "cli/unknown-command",

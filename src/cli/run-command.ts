@@ -8,7 +8,7 @@ import { runKit } from "../runner/run-kit.js";
 import { prepareRun } from "../runner/run-options.js";
 import { systemClock } from "../util/clock.js";
 import { parseFlags } from "./arguments.js";
-import { clusterFlags } from "./cluster-commands.js";
+import { binariesFlag, clusterFlags, prepareClusterBinaries } from "./cluster-commands.js";
 import type { CommandContext } from "./main.js";
 
 export const runFlags = {
@@ -25,6 +25,7 @@ export const runFlags = {
   scenario: { type: "string" },
   name: clusterFlags.name,
   "bin-dir": clusterFlags["bin-dir"],
+  ...binariesFlag,
   "node-image": clusterFlags["node-image"],
   kubeconfig: clusterFlags.kubeconfig,
   context: clusterFlags.context,
@@ -61,6 +62,7 @@ export async function runCommand(args: string[], context: CommandContext): Promi
     context.environment,
   );
   await reportLeftovers(context.environment, context.logger);
+  await prepareClusterBinaries(prepared.config.cluster, values.binaries, context);
   // A spinner line only on a terminal; CI logs get the same plain lines without it.
   const status = StatusLine.start(context.stderr, { clock: systemClock, env: context.environment.env });
   let report;

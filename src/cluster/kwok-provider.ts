@@ -340,7 +340,7 @@ export class KwokProvider implements ClusterProvider {
     if (missing.length > 0) {
       throw new InfrastructureError(
         "cluster/binaries-missing",
-        `kwok provider: ${missing.join(", ")} not found in ${this.config.binDir}. Build them with hack/kube-binaries/build.sh, or point RECONCILE_CONFORMANCE_KUBE_BIN_DIR (or --bin-dir) at a directory that has them.`,
+        `kwok provider: ${missing.join(", ")} not found in ${this.config.binDir}. The run and cluster create commands get them (--binaries auto, download or build); or point RECONCILE_CONFORMANCE_KUBE_BIN_DIR (or --bin-dir) at a directory that has them.`,
       );
     }
   }

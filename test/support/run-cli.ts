@@ -13,10 +13,17 @@ export interface CliRun {
 /** Runs `dist/cli.js` with the current Node; `interruptWhen` sends SIGINT once stderr satisfies it. */
 export function runCli(
   args: string[],
-  options: { interruptWhen?: (stderr: string) => boolean } = {},
+  options: {
+    interruptWhen?: (stderr: string) => boolean;
+    /** Added to this process's environment. */
+    env?: Readonly<Record<string, string>>;
+  } = {},
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...options.env },
+    });
     let stdout = "";
     let stderr = "";
     let interrupted = false;

@@ -54,6 +54,13 @@ describe("action.yml", () => {
 });
 
 describe("actionSettings", () => {
+  it("takes how to get the kwok binaries from input binaries, naming it when it is wrong", () => {
+    expect(actionSettings(reader({ cluster: "kwok", binaries: "build" }).input).binaries).toBe("build");
+    expect(() => actionSettings(reader({ binaries: "fetch" }).input)).toThrow(
+      'input binaries: "fetch" is not a way to get the binaries: use auto, download, build',
+    );
+  });
+
   it("maps the defaults to a kind run that fails the step on violations", () => {
     const settings = actionSettings(reader().input);
     expect(settings.request.cluster).toEqual({ provider: "kind", nodeImage: undefined });
@@ -65,7 +72,12 @@ describe("actionSettings", () => {
     });
     expect(settings.request.shard).toBeUndefined();
     expect(settings.request.suites).toBeUndefined();
-    expect(settings).toMatchObject({ failOnViolation: true, keepCluster: false, kindVersion: "v0.33.0" });
+    expect(settings).toMatchObject({
+      failOnViolation: true,
+      keepCluster: false,
+      kindVersion: "v0.33.0",
+      binaries: "auto",
+    });
   });
 
   it("maps lists, switches, the shard and kube-version", () => {
