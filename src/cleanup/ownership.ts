@@ -10,7 +10,7 @@ import {
   type ClusterEnvironment,
 } from "../cluster/cluster-config.js";
 import { describeError } from "../errors.js";
-import { isProcessAlive, processStartTime } from "../process/process-table.js";
+import { comparableStartTimes, isProcessAlive, processStartTime } from "../process/process-table.js";
 
 /**
  * Who started what. A kit killed with SIGKILL runs no cleanup: its clusters
@@ -31,7 +31,10 @@ export interface ProcessOwner {
   readonly pid: number;
   /** A pid means something only on its own host (the cache may be on a shared file system). */
   readonly hostname: string;
-  /** processStartTime of the pid when recorded; absent where it cannot be read (not Linux). */
+  /**
+   * processStartTime of the pid when recorded: clock ticks from /proc on
+   * Linux, the second from ps elsewhere; absent where it could not be read.
+   */
   readonly startTime?: string;
 }
 
@@ -70,8 +73,14 @@ export function ownerState(owner: ProcessOwner, probe: ProcessProbe = systemProb
   if (owner.hostname !== probe.hostname()) return "elsewhere";
   if (!probe.isAlive(owner.pid)) return "gone";
   const startTime = probe.startTime(owner.pid);
-  // Where start times cannot be read (not Linux), a live pid has to be taken for the owner.
-  if (owner.startTime !== undefined && startTime !== undefined && startTime !== owner.startTime)
+  // Where start times cannot be read, or were read from another source (/proc then ps), a live
+  // pid has to be taken for the owner.
+  if (
+    owner.startTime !== undefined &&
+    startTime !== undefined &&
+    comparableStartTimes(owner.startTime, startTime) &&
+    startTime !== owner.startTime
+  )
     return "gone";
   return "running";
 }

@@ -1,7 +1,56 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { UsageError } from "../errors.js";
 import { pollUntil } from "../util/poll.js";
+import type { ProcessTable, ProcessTableSource } from "./process-source.js";
+import { procTable } from "./proc-table.js";
+import { psTable } from "./ps-table.js";
 
-/** Facts about OS processes by pid; used to prove nothing the kit started survives it. */
+export type { ProcessTable, ProcessTableSource } from "./process-source.js";
+
+/**
+ * Facts about OS processes by pid; used to prove nothing the kit started
+ * survives it. They come from /proc where it exists (Linux), and from the
+ * `ps` command elsewhere (macOS): see chooseProcessTableSource.
+ */
+
+/**
+ * Forces a source: `proc` or `ps`. Read once, at the first question. For
+ * tests: `ps` runs the macOS code path on Linux.
+ */
+export const PROCESS_TABLE_ENV = "RECONCILE_CONFORMANCE_PROCESS_TABLE";
+
+/** The source `setting` (the value of PROCESS_TABLE_ENV) names, or by default /proc where it exists, else ps. */
+export function chooseProcessTableSource(
+  setting: string | undefined,
+  procExists: boolean,
+): ProcessTableSource {
+  if (setting === undefined || setting === "") return procExists ? "proc" : "ps";
+  if (setting === "proc" || setting === "ps") return setting;
+  throw new UsageError(
+    "cli/invalid-process-table",
+    `${PROCESS_TABLE_ENV}=${setting}: expected "proc" or "ps"`,
+  );
+}
+
+/** The process table of one source. */
+export function processTable(source: ProcessTableSource): ProcessTable {
+  return source === "proc" ? procTable : psTable();
+}
+
+let chosen: ProcessTable | undefined;
+
+/** The table every function below answers from, chosen at the first question. */
+function systemTable(): ProcessTable {
+  chosen ??= processTable(
+    chooseProcessTableSource(process.env[PROCESS_TABLE_ENV], existsSync("/proc/self/stat")),
+  );
+  return chosen;
+}
+
+/** Where this process reads facts about processes: /proc or ps. */
+export function processTableSource(): ProcessTableSource {
+  return systemTable().source;
+}
 
 /**
  * True when a process with this pid exists and has not exited. A zombie
@@ -9,40 +58,25 @@ import { pollUntil } from "../util/poll.js";
  * reparented to PID 1, which in some containers never reaps them.
  */
 export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM means it exists but belongs to someone else.
-    if (!(error instanceof Error && "code" in error && error.code === "EPERM")) return false;
-  }
-  return processState(pid) !== "Z";
-}
-
-/** The one-letter state from /proc (R, S, D, Z, ...), or undefined off Linux or when gone. */
-function processState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name is parenthesised and may contain spaces; the state follows it.
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-  } catch {
-    return undefined;
-  }
+  return systemTable().isAlive(pid);
 }
 
 /**
- * When the process started: field 22 of /proc/<pid>/stat, in clock ticks
- * since boot (Linux only; undefined elsewhere or when it is gone). With the
- * pid it names one process for good: a pid reused after the process ended
- * has another start time.
+ * When the process started (undefined when it is gone). With the pid it
+ * names one process for good: a pid reused after the process ended has
+ * another start time. /proc: clock ticks since boot; ps: the second, in UTC.
  */
 export function processStartTime(pid: number): string | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name is parenthesised and may contain spaces; field 3 follows it.
-    return text.slice(text.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
+  return systemTable().startTime(pid);
+}
+
+/**
+ * Whether two start times can be compared: both read from /proc (digits,
+ * clock ticks) or both from ps (an ISO date). Two from different sources
+ * (a record written with one, read with the other) tell nothing.
+ */
+export function comparableStartTimes(a: string, b: string): boolean {
+  return /^\d+$/.test(a) === /^\d+$/.test(b);
 }
 
 /** Sends a signal, ignoring a process that is already gone. */
@@ -55,80 +89,36 @@ export function signalProcess(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * A process's command line, its arguments joined by spaces (Linux only;
- * undefined elsewhere, when it is gone, or when it is not ours to read).
+ * A process's command line, its arguments joined by spaces (undefined when
+ * it is gone, or, from /proc, when it is not ours to read).
  */
 export function processCommandLine(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-  } catch {
-    return undefined;
-  }
+  return systemTable().commandLine(pid);
 }
 
 /**
- * Pids of live processes whose command line contains `fragment`, found by
- * reading /proc (Linux only; empty elsewhere). Finds processes a tool started
- * but had no time to record, e.g. when it was killed mid-start.
+ * Pids of live processes whose command line contains `fragment`. Finds
+ * processes a tool started but had no time to record, e.g. when it was
+ * killed mid-start.
  */
 export function findProcessesByArgument(fragment: string): number[] {
-  return findProcesses("cmdline", (words) => words.join(" ").includes(fragment));
+  return systemTable().findByArgument(fragment);
 }
 
 /**
  * Pids of live processes whose environment holds exactly `entry`
- * ("NAME=value"), found by reading /proc (Linux only; empty elsewhere).
- * Environment variables are inherited, so this finds every descendant of a
- * process the kit marked, even one that left its process group.
+ * ("NAME=value"). Environment variables are inherited, so this finds every
+ * descendant of a process the kit marked, even one that left its process
+ * group. Only processes whose environment is ours to read: on macOS, ps
+ * shows the environment of the user's own processes only.
  */
 export function findProcessesByEnvironment(entry: string): number[] {
-  return findProcesses("environ", (entries) => entries.includes(entry));
+  return systemTable().findByEnvironment(entry);
 }
 
-/** Live processes (other than this one) whose /proc/<pid>/<file>, split at NULs, satisfies `test`. */
-function findProcesses(file: "cmdline" | "environ", test: (parts: string[]) => boolean): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  const found: number[] = [];
-  for (const name of entries) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      if (test(readFileSync(`/proc/${pid}/${file}`, "utf8").split("\0")) && isProcessAlive(pid))
-        found.push(pid);
-    } catch {
-      // Gone while we looked, or another user's process (its environment is not ours to read).
-    }
-  }
-  return found;
-}
-
-/** Live (non-zombie) members of a process group, read from /proc (Linux). */
+/** Live (non-zombie) members of a process group. */
 export function processGroupMembers(pgid: number): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return isProcessAlive(pgid) ? [pgid] : [];
-  }
-  const members: number[] = [];
-  for (const entry of entries) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // After the command: state, ppid, pgrp.
-      if (Number(fields[2]) === pgid && fields[0] !== "Z") members.push(pid);
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  return members;
+  return systemTable().groupMembers(pgid);
 }
 
 /**

@@ -23,6 +23,7 @@ import {
   isProcessAlive,
   processGroupMembers,
   signalProcess,
+  processTableSource,
 } from "../../src/process/process-table.js";
 import type { ApiProxy } from "../../src/proxy/api-proxy.js";
 import { WriteLog } from "../../src/proxy/write-log.js";
@@ -102,13 +103,14 @@ describe("clean: operator process groups", () => {
     const environment = await isolatedCache();
     const path = join(operatorRecordDir(environment), "00112233445566778899.json");
     const group = await startGroup(path);
-    // One that left the group (setsid) but still carries the mark.
-    // Not detached: setsid then makes the sleep itself the leader of a new session, without forking.
-    const escaped = spawn("setsid", ["sleep", "600"], {
+    // One that left the group (a session of its own: detached calls setsid, which macOS has no command for)
+    // but still carries the mark.
+    const escaped = spawn("sleep", ["600"], {
       stdio: "ignore",
+      detached: true,
       env: { ...process.env, [OWNER_RECORD_ENV]: path },
     });
-    if (escaped.pid === undefined) throw new Error("could not start setsid");
+    if (escaped.pid === undefined) throw new Error("could not start sleep");
     groups.push(escaped.pid);
     await recordOperator(environment, { owner: deadOwner(), group: describeProcess(group) });
     expect(membersOf(group).length).toBeGreaterThan(0);
@@ -133,7 +135,12 @@ describe("clean: operator process groups", () => {
     const stranger = await startGroup();
     const path = await recordOperator(environment, {
       owner: deadOwner(),
-      group: { pid: stranger, hostname: hostname(), startTime: "1" },
+      // A start time long gone, in the form the process table in use writes (clock ticks, or a date from ps).
+      group: {
+        pid: stranger,
+        hostname: hostname(),
+        startTime: processTableSource() === "proc" ? "1" : "2000-01-01T00:00:00Z",
+      },
     });
 
     const cleaned = await clean(environment);
