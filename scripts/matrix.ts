@@ -1,7 +1,8 @@
-// npm run matrix -- [--repeat N] [--parallel P] [--only a,b] [--suites a,b]
+// npm run matrix -- [--operator webapp-operator|webapp-operator-ts] [--repeat N] [--parallel P]
+//                   [--only a,b] [--suites a,b]
 //
-// Runs the example operator's kill matrix (the reference and every mutant in
-// examples/webapp-operator/kill-matrix.yaml, `run --strict`) N times, the
+// Runs an example operator's kill matrix (the reference and every mutant in
+// examples/<operator>/kill-matrix.yaml, `run --strict`; default the Go one) N times, the
 // cases spread over P kwok clusters side by side, and reports each case's
 // violations of the matrix and every check whose verdict differed between
 // rounds (a flake). Exit 1 when anything violated the matrix or flaked.
@@ -9,7 +10,9 @@ import { parseArgs } from "node:util";
 import type { Status } from "../src/report/report-model.js";
 import {
   defaultMatrixParallelism,
+  GO_OPERATOR,
   loadKillMatrix,
+  MATRIX_OPERATORS,
   MATRIX_SUITES,
   matrixViolations,
   runKillMatrix,
@@ -17,6 +20,7 @@ import {
 
 const { values } = parseArgs({
   options: {
+    operator: { type: "string", default: GO_OPERATOR.name },
     repeat: { type: "string", default: "1" },
     parallel: { type: "string" },
     only: { type: "string" },
@@ -32,7 +36,13 @@ const repeat = wholeNumber("repeat", values.repeat);
 const parallel = values.parallel ? wholeNumber("parallel", values.parallel) : defaultMatrixParallelism();
 const suites = values.suites ? values.suites.split(",") : MATRIX_SUITES;
 
-const matrix = await loadKillMatrix();
+const operator = MATRIX_OPERATORS.find((candidate) => candidate.name === values.operator);
+if (!operator) {
+  throw new Error(
+    `--operator ${values.operator}: not an example with a kill matrix (${MATRIX_OPERATORS.map((o) => o.name).join(", ")})`,
+  );
+}
+const matrix = await loadKillMatrix(operator);
 const names = ["reference", ...Object.keys(matrix.mutants)];
 const cases = values.only ? values.only.split(",") : names;
 for (const name of cases) {
@@ -45,7 +55,7 @@ console.log(
 const started = Date.now();
 const violations: string[] = [];
 const runs = await runKillMatrix({
-  cases,
+  cases: cases.map((name) => ({ operator: operator.name, name })),
   repeat,
   parallel,
   suites,

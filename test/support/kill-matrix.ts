@@ -1,17 +1,23 @@
-import { readFile } from "node:fs/promises";
-import { availableParallelism, freemem } from "node:os";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { availableParallelism, freemem, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
+import { loadContract } from "../../src/contract/load-contract.js";
+import { zxCommandRunner } from "../../src/process/command-runner.js";
 import type { RunReport } from "../../src/report/report-model.js";
+import { runKit } from "../../src/runner/run-kit.js";
+import { systemClock } from "../../src/util/clock.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { runExampleOperator } from "./example-run.js";
-import { startTestCluster } from "./kwok-cluster.js";
+import { startTestCluster, type TestCluster } from "./kwok-cluster.js";
 import { exampleDir, exampleOperatorBinary } from "./webapp-example.js";
 
 /**
- * The kill matrix of the example operator (examples/webapp-operator/kill-matrix.yaml):
+ * The kill matrices of the example operators (each one's kill-matrix.yaml):
  * for each mutant, the checks that must fail under `run --strict`, and the
  * reason for every other check it is allowed not to pass. Shared by the
- * test (test/cluster/kill-matrix.test.ts) and `npm run matrix`.
+ * test (test/cluster/kill-matrix.test.ts) and `npm run matrix` (which runs
+ * the Go operator's).
  */
 export interface KillMatrix {
   readonly mutants: Record<string, MutantExpectation>;
@@ -25,8 +31,104 @@ export interface MutantExpectation {
 /** The suites the kit implements so far: what the matrix runs. */
 export const MATRIX_SUITES = ["drift", "status-stability", "idempotency", "conflict", "staleness"];
 
-export async function loadKillMatrix(): Promise<KillMatrix> {
-  return parse(await readFile(join(exampleDir, "kill-matrix.yaml"), "utf8")) as KillMatrix;
+/** How one case of an operator's matrix runs: `run --strict` of its contract, a mutant when `bug` is set. */
+type CaseRunner = (
+  cluster: TestCluster,
+  options: { bug?: string; strict: boolean; suites: string[] },
+) => Promise<RunReport>;
+
+/** An example operator with a kill matrix. */
+export interface MatrixOperator {
+  /** Its directory's name under examples/, which names its cases ("webapp-operator-ts/reference"). */
+  readonly name: string;
+  /** Its directory, holding kill-matrix.yaml. */
+  readonly dir: string;
+  /** Makes ready what every case needs (builds the binary), once per matrix run. */
+  readonly prepare: () => CaseRunner;
+}
+
+/**
+ * The Go operator (controller-runtime): the contract's command is replaced by
+ * the binary its build script made, built once before the first case.
+ */
+export const GO_OPERATOR: MatrixOperator = {
+  name: "webapp-operator",
+  dir: exampleDir,
+  prepare: () => {
+    const binary = exampleOperatorBinary();
+    return (cluster, options) => runExampleOperator(cluster, binary, options);
+  },
+};
+
+const tsExampleDir = join(import.meta.dirname, "../../examples/webapp-operator-ts");
+
+/**
+ * The TypeScript operator (@kubernetes/client-node): its contract file as it
+ * is (node from PATH runs src/main.ts), with WEBAPP_BUG set for a mutant and
+ * emptied for the reference.
+ */
+export const TS_OPERATOR: MatrixOperator = {
+  name: "webapp-operator-ts",
+  dir: tsExampleDir,
+  prepare: () => (cluster, options) =>
+    runContractFile(cluster, join(tsExampleDir, "reconcile-conformance.yaml"), options),
+};
+
+/**
+ * Every operator with a matrix, in the order their cases are queued. The Go
+ * matrix ends with generate-name on purpose (it leaves its cluster's garbage
+ * collector minutes behind), so the Go cases come last.
+ */
+export const MATRIX_OPERATORS: readonly MatrixOperator[] = [TS_OPERATOR, GO_OPERATOR];
+
+/** The operator's kill matrix (default: the Go operator's, as `npm run matrix` reads it). */
+export async function loadKillMatrix(operator: MatrixOperator = GO_OPERATOR): Promise<KillMatrix> {
+  return parse(await readFile(join(operator.dir, "kill-matrix.yaml"), "utf8")) as KillMatrix;
+}
+
+/** One case of a matrix: an operator's reference or one of its mutants. */
+export interface MatrixCase {
+  /** The operator's name (MatrixOperator.name). */
+  readonly operator: string;
+  /** "reference" or the mutant's name. */
+  readonly name: string;
+}
+
+/** The reference and every mutant of the operator's matrix, in the file's order. */
+export function matrixCases(operator: MatrixOperator, matrix: KillMatrix): MatrixCase[] {
+  return ["reference", ...Object.keys(matrix.mutants)].map((name) => ({ operator: operator.name, name }));
+}
+
+/**
+ * The cases a filter selects (KILL_MATRIX_CASES): comma-separated patterns,
+ * each "<operator>/<case>" ("*" stands for any run of characters) or an
+ * operator's name alone (all its cases), e.g. "webapp-operator-ts" or
+ * "webapp-operator/reference,webapp-operator/crash-gap". Empty or absent:
+ * every case. A pattern that selects nothing is an error, so a typo never
+ * passes as an empty run.
+ */
+export function selectMatrixCases(cases: readonly MatrixCase[], filter: string | undefined): MatrixCase[] {
+  const patterns = (filter ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+  if (patterns.length === 0) return [...cases];
+  const matchers = patterns.map((pattern) => {
+    const full = pattern.includes("/") ? pattern : `${pattern}/*`;
+    const regex = new RegExp(`^${full.split("*").map(escapeRegex).join(".*")}$`);
+    return { pattern, matches: (c: MatrixCase) => regex.test(`${c.operator}/${c.name}`) };
+  });
+  const unmatched = matchers.filter((m) => !cases.some(m.matches)).map((m) => m.pattern);
+  if (unmatched.length > 0) {
+    throw new Error(
+      `KILL_MATRIX_CASES: ${unmatched.join(", ")} selects no case (cases: ${cases.map((c) => `${c.operator}/${c.name}`).join(", ")})`,
+    );
+  }
+  return cases.filter((c) => matchers.some((m) => m.matches(c)));
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** "id=status: first message" for every check that neither passed nor was skipped. */
@@ -58,6 +160,8 @@ export function matrixViolations(report: RunReport, expected: MutantExpectation 
 
 /** One run of one case of the matrix. */
 export interface MatrixRun {
+  /** The operator's name (MatrixOperator.name). */
+  readonly operator: string;
   /** "reference" or the mutant's name. */
   readonly name: string;
   /** 0-based repeat. */
@@ -69,37 +173,49 @@ export interface MatrixRun {
 }
 
 /**
- * Runs cases of the matrix (`run --strict` on the example operator's
- * built binary), `repeat` times each, spread over `parallel` kwok clusters
- * of their own that run side by side: each cluster takes the next case
- * when it is free, so a slow mutant never holds up the others. A cluster
- * is started per worker and deleted at the end, whatever happened.
+ * Runs cases of the matrices (`run --strict` on each operator's contract; a
+ * case given by name alone is the Go operator's), `repeat` times each, spread
+ * over `parallel` kwok clusters of their own that run side by side: each
+ * cluster takes the next case when it is free, so a slow mutant never holds
+ * up the others. A cluster is started per worker and deleted at the end,
+ * whatever happened. Each operator is prepared (its binary built) once,
+ * before its first case.
  */
 export async function runKillMatrix(options: {
-  readonly cases: readonly string[];
+  readonly cases: readonly (string | MatrixCase)[];
   readonly repeat?: number;
   readonly parallel: number;
   readonly suites?: readonly string[];
   readonly onRun?: (run: MatrixRun) => void;
 }): Promise<MatrixRun[]> {
-  const binary = exampleOperatorBinary();
+  const cases = options.cases.map((c) =>
+    typeof c === "string" ? { operator: GO_OPERATOR.name, name: c } : c,
+  );
+  const runners = new Map<string, CaseRunner>();
+  for (const name of new Set(cases.map((c) => c.operator))) {
+    const operator = MATRIX_OPERATORS.find((o) => o.name === name);
+    if (!operator) throw new Error(`no kill matrix for an operator named ${name}`);
+    runners.set(name, operator.prepare());
+  }
   const queue = Array.from({ length: options.repeat ?? 1 }, (_, round) =>
-    options.cases.map((name) => ({ name, round })),
+    cases.map((c) => ({ ...c, round })),
   ).flat();
   const runs: MatrixRun[] = [];
   const worker = async (cluster: number) => {
     const test = await startTestCluster(`rc-matrix-${cluster}`);
     try {
       for (let job = queue.shift(); job; job = queue.shift()) {
+        const run = runners.get(job.operator);
+        if (!run) throw new Error(`no runner for ${job.operator}`);
         const started = Date.now();
-        const report = await runExampleOperator(test, binary, {
+        const report = await run(test, {
           ...(job.name === "reference" ? {} : { bug: job.name }),
           strict: true,
           suites: [...(options.suites ?? MATRIX_SUITES)],
         });
-        const run = { ...job, report, durationMs: Date.now() - started, cluster };
-        runs.push(run);
-        options.onRun?.(run);
+        const matrixRun = { ...job, report, durationMs: Date.now() - started, cluster };
+        runs.push(matrixRun);
+        options.onRun?.(matrixRun);
       }
     } finally {
       test.client.close();
@@ -109,6 +225,46 @@ export async function runKillMatrix(options: {
   const workers = Math.max(1, Math.min(options.parallel, queue.length));
   await Promise.all(Array.from({ length: workers }, (_, i) => worker(i + 1)));
   return runs;
+}
+
+/**
+ * runKit on a contract file as it is, against a test cluster as the
+ * `existing` provider, with WEBAPP_BUG set to `bug` (emptied for the
+ * reference, whatever the environment says).
+ */
+async function runContractFile(
+  cluster: TestCluster,
+  file: string,
+  options: { bug?: string; strict: boolean; suites: string[] },
+): Promise<RunReport> {
+  const contract = await loadContract(file);
+  const operator = { ...contract.operator, env: { ...contract.operator.env, WEBAPP_BUG: options.bug ?? "" } };
+  return runKit(
+    {
+      contract: { ...contract, operator },
+      cluster: {
+        provider: "existing",
+        kubeconfigPath: cluster.access.kubeconfigPath,
+        context: cluster.access.context,
+      },
+      suites: options.suites,
+      strict: options.strict,
+      keep: false,
+      workDir: join(await mkdtemp(join(tmpdir(), "rc-matrix-run-")), "work"),
+    },
+    {
+      runner: zxCommandRunner,
+      logger: silentLogger,
+      signal: new AbortController().signal,
+      clock: systemClock,
+      progress: {
+        phase: () => undefined,
+        checkStarted: () => undefined,
+        step: () => undefined,
+        checkFinished: () => undefined,
+      },
+    },
+  );
 }
 
 /**
