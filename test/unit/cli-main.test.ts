@@ -24,10 +24,19 @@ describe("CLI main", () => {
     expect(result.stdout).toBe("");
   });
 
-  it("exits 3 and names the missing binaries when the kwok binaries are absent", async () => {
-    const result = await run(["cluster", "create", "--bin-dir", "/nonexistent/bin"]);
+  it("exits 3 naming the missing binaries and why they cannot be built", async () => {
+    // No PATH, so no Go: the build the flag asks for cannot run (and nothing is downloaded).
+    const result = await run(["cluster", "create", "--bin-dir", "/nonexistent/bin", "--binaries", "build"]);
     expect(result.code).toBe(ExitCode.infrastructure);
-    expect(result.stderr).toContain("not found in /nonexistent/bin");
+    expect(result.stderr).toContain(
+      "kube binaries: cannot build them (--binaries build: kwokctl, kwok, etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl not in /nonexistent/bin): Go is not on PATH",
+    );
+  });
+
+  it("exits 2 naming --binaries when its value is not a way to get them", async () => {
+    const result = await run(["cluster", "create", "--binaries", "fetch"]);
+    expect(result.code).toBe(ExitCode.usage);
+    expect(result.stderr).toContain('--binaries: "fetch" is not a way to get the binaries');
   });
 
   it("prints usage on --help and the package version on --version", async () => {

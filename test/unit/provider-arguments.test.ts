@@ -109,7 +109,7 @@ describe("kwokctl arguments", () => {
     expect(kwokPortLockPath(kwok)).toBe("/work/kwok/ports.lock");
   });
 
-  it("names every missing binary and how to build them", async () => {
+  it("names every missing binary and how to get them", async () => {
     const binDir = await pathWith("kwokctl", "kwok");
     const { runner, calls } = recordingRunner();
     const provider = new KwokProvider({ ...kwok, binDir }, { runner, logger: silentLogger });
@@ -118,7 +118,7 @@ describe("kwokctl arguments", () => {
     expect(String(error)).toContain(
       "etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl not found",
     );
-    expect(String(error)).toContain("hack/kube-binaries/build.sh");
+    expect(String(error)).toContain("(--binaries auto, download or build)");
     expect(calls).toEqual([]);
   });
 
