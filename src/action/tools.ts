@@ -31,11 +31,7 @@ export async function ensureTools(
     await ensureKubeBinaries(
       settings.request.cluster.binDir ?? defaultKubeBinDir(deps.environment),
       settings.binaries,
-      {
-        ...deps,
-        env: deps.environment.env,
-        ...(process.env.GITHUB_TOKEN ? { githubToken: process.env.GITHUB_TOKEN } : {}),
-      },
+      { ...deps, env: deps.environment.env },
     );
     return;
   }

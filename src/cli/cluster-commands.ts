@@ -39,7 +39,6 @@ export async function prepareClusterBinaries(
     runner: context.runner,
     signal: context.signal,
     env,
-    ...(env.GITHUB_TOKEN ? { githubToken: env.GITHUB_TOKEN } : {}),
   });
 }
 

@@ -122,7 +122,8 @@ async function binariesFinding(
   const binDir = options.binDir ?? defaultKubeBinDir(environment);
   const mode = binariesMode(options.binaries, environment.env, "--binaries");
   const facts = await machineFacts(environment.env);
-  const plan = planKubeBinaries(binDir, mode, await inspectBinDir(binDir), facts);
+  const state = await inspectBinDir(binDir);
+  const plan = planKubeBinaries(binDir, mode, state, facts);
   const what = "kube binaries";
   switch (plan.action) {
     case "use": {
@@ -145,7 +146,7 @@ async function binariesFinding(
           what,
           detail: plan.problem
             ? `${plan.why}: cannot build them: ${plan.problem}`
-            : plan.why.includes("rebuilt only if")
+            : state.origin === "build" && state.missing.length === 0
               ? `the next run runs the Go build (${plan.why}): seconds while it is current`
               : `the next run builds them from Go modules (${plan.why}; tens of minutes the first time, on 2 cores)`,
           required: true,

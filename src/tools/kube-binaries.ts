@@ -222,9 +222,8 @@ export interface EnsureKubeBinariesDeps {
   readonly logger: Logger;
   readonly runner: CommandRunner;
   readonly signal: AbortSignal;
+  /** Also where GITHUB_TOKEN, when set, comes from: it raises the GitHub API's limit. */
   readonly env: Env;
-  /** Only for the GitHub API's limit (GITHUB_TOKEN in the Action). */
-  readonly githubToken?: string;
   /** Defaults to this machine's; a test passes its own to pin the build script. */
   readonly facts?: PlanFacts;
 }
@@ -271,7 +270,7 @@ export async function ensureKubeBinaries(
       logger: deps.logger,
       signal: deps.signal,
       baseUrls: releaseMirrors(deps.env),
-      ...(deps.githubToken ? { githubToken: deps.githubToken } : {}),
+      ...(deps.env.GITHUB_TOKEN ? { githubToken: deps.env.GITHUB_TOKEN } : {}),
     });
     return { binDir, source: "downloaded" };
   } catch (error) {

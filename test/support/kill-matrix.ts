@@ -16,8 +16,7 @@ import { exampleDir, exampleOperatorBinary } from "./webapp-example.js";
  * The kill matrices of the example operators (each one's kill-matrix.yaml):
  * for each mutant, the checks that must fail under `run --strict`, and the
  * reason for every other check it is allowed not to pass. Shared by the
- * test (test/cluster/kill-matrix.test.ts) and `npm run matrix` (which runs
- * the Go operator's).
+ * test (test/cluster/kill-matrix.test.ts) and `npm run matrix`.
  */
 export interface KillMatrix {
   readonly mutants: Record<string, MutantExpectation>;
@@ -81,8 +80,8 @@ export const TS_OPERATOR: MatrixOperator = {
  */
 export const MATRIX_OPERATORS: readonly MatrixOperator[] = [TS_OPERATOR, GO_OPERATOR];
 
-/** The operator's kill matrix (default: the Go operator's, as `npm run matrix` reads it). */
-export async function loadKillMatrix(operator: MatrixOperator = GO_OPERATOR): Promise<KillMatrix> {
+/** The operator's kill matrix. */
+export async function loadKillMatrix(operator: MatrixOperator): Promise<KillMatrix> {
   return parse(await readFile(join(operator.dir, "kill-matrix.yaml"), "utf8")) as KillMatrix;
 }
 
@@ -173,8 +172,8 @@ export interface MatrixRun {
 }
 
 /**
- * Runs cases of the matrices (`run --strict` on each operator's contract; a
- * case given by name alone is the Go operator's), `repeat` times each, spread
+ * Runs cases of the matrices (`run --strict` on each operator's contract),
+ * `repeat` times each, spread
  * over `parallel` kwok clusters of their own that run side by side: each
  * cluster takes the next case when it is free, so a slow mutant never holds
  * up the others. A cluster is started per worker and deleted at the end,
@@ -182,15 +181,13 @@ export interface MatrixRun {
  * before its first case.
  */
 export async function runKillMatrix(options: {
-  readonly cases: readonly (string | MatrixCase)[];
+  readonly cases: readonly MatrixCase[];
   readonly repeat?: number;
   readonly parallel: number;
   readonly suites?: readonly string[];
   readonly onRun?: (run: MatrixRun) => void;
 }): Promise<MatrixRun[]> {
-  const cases = options.cases.map((c) =>
-    typeof c === "string" ? { operator: GO_OPERATOR.name, name: c } : c,
-  );
+  const { cases } = options;
   const runners = new Map<string, CaseRunner>();
   for (const name of new Set(cases.map((c) => c.operator))) {
     const operator = MATRIX_OPERATORS.find((o) => o.name === name);
