@@ -1,11 +1,14 @@
 // npm run matrix -- [--operator webapp-operator|webapp-operator-ts] [--repeat N] [--parallel P]
-//                   [--only a,b] [--suites a,b]
+//                   [--only a,b] [--suites a,b] [--verdicts FILE]
 //
 // Runs an example operator's kill matrix (the reference and every mutant in
 // examples/<operator>/kill-matrix.yaml, `run --strict`; default the Go one) N times, the
 // cases spread over P kwok clusters side by side, and reports each case's
 // violations of the matrix and every check whose verdict differed between
 // rounds (a flake). Exit 1 when anything violated the matrix or flaked.
+// --verdicts writes every scenario's verdict (case, round, check, target, status), sorted, as
+// JSON: two commits' files compared show which verdicts a change moved.
+import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import type { Status } from "../src/report/report-model.js";
 import {
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     parallel: { type: "string" },
     only: { type: "string" },
     suites: { type: "string" },
+    verdicts: { type: "string" },
   },
 });
 const wholeNumber = (flag: string, value: string) => {
@@ -81,6 +85,23 @@ const flakes = [...verdicts].flatMap(([name, checks]) =>
     .filter(([, statuses]) => new Set(statuses).size > 1)
     .map(([check, statuses]) => `${name}: ${check} was ${statuses.join(", ")}`),
 );
+if (values.verdicts) {
+  const rows = runs.flatMap((run) =>
+    run.report.checks.flatMap((c) =>
+      c.scenarios.map((s) => ({
+        case: `${operator.name}/${run.name}`,
+        round: run.round + 1,
+        check: c.id,
+        target: s.target,
+        status: s.status,
+      })),
+    ),
+  );
+  const key = (r: (typeof rows)[number]) => `${r.case} ${r.round} ${r.check} ${r.target}`;
+  rows.sort((a, b) => key(a).localeCompare(key(b)));
+  await writeFile(values.verdicts, `${JSON.stringify(rows, null, 1)}\n`);
+  console.log(`verdicts of ${rows.length} scenario(s) in ${values.verdicts}`);
+}
 console.log(`\n${runs.length} run(s) in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 if (repeat > 1) {
   console.log(
