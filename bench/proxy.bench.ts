@@ -9,7 +9,7 @@
  *
  *   npm run bench:proxy [-- --requests 2000 --events 200 --writes 500]
  *
- * Target (DESIGN.md section 6): median added latency <= 1 ms per request.
+ * Target (docs/design/architecture.md, "Budgets"): median added latency <= 1 ms per request.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";

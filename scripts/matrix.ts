@@ -1,5 +1,5 @@
 // npm run matrix -- [--operator webapp-operator|webapp-operator-ts] [--repeat N] [--parallel P]
-//                   [--only a,b] [--suites a,b] [--verdicts FILE]
+//                   [--only a,b] [--suites a,b] [--verdicts FILE] [--work-dir DIR]
 //
 // Runs an example operator's kill matrix (the reference and every mutant in
 // examples/<operator>/kill-matrix.yaml, `run --strict`; default the Go one) N times, the
@@ -7,7 +7,8 @@
 // violations of the matrix and every check whose verdict differed between
 // rounds (a flake). Exit 1 when anything violated the matrix or flaked.
 // --verdicts writes every scenario's verdict (case, round, check, target, status), sorted, as
-// JSON: two commits' files compared show which verdicts a change moved.
+// JSON: two commits' files compared show which verdicts a change moved. --work-dir keeps every
+// scenario's folder (its logs and observation.json) under DIR/<operator>/<case>/round-<n>.
 import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import type { Status } from "../src/report/report-model.js";
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     suites: { type: "string" },
     verdicts: { type: "string" },
+    "work-dir": { type: "string" },
   },
 });
 const wholeNumber = (flag: string, value: string) => {
@@ -63,6 +65,7 @@ const runs = await runKillMatrix({
   repeat,
   parallel,
   suites,
+  ...(values["work-dir"] ? { workRoot: values["work-dir"] } : {}),
   onRun: (run) => {
     const wrong = matrixViolations(run.report, matrix.mutants[run.name]);
     violations.push(...wrong.map((w) => `${run.name} (round ${run.round + 1}): ${w}`));

@@ -1,7 +1,7 @@
 /**
  * Typed errors with a stable `code`. The CLI maps each class to an exit code:
  * conformance violations and infrastructure failures must never look alike
- * to a CI gate (DESIGN.md section 7).
+ * to a CI gate (docs/design/architecture.md, "Reliability and security").
  */
 
 /** Exit codes of the CLI and the action. */

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
-import { contractSchema, SUITES } from "../contract/contract-schema.js";
+import { contractSchema, SELECTABLE_SUITES } from "../contract/contract-schema.js";
 import { loadContract } from "../contract/load-contract.js";
 import { ExitCode, UsageError } from "../errors.js";
 import { pathExists } from "../util/files.js";
@@ -830,7 +830,7 @@ function renderContract(r: Rendering): string {
     ...comment(
       "Suites to run (default: all, including any a later version adds). To run only some, uncomment and trim:",
     ),
-    `# suites: ${flow([...SUITES])}`,
+    `# suites: ${flow([...SELECTABLE_SUITES])}`,
     ...comment(
       "What the operator keeps stable, per object (the custom resource's kind, a child's kind, optionally a name pattern): by default every object keeps its resourceVersion (no write without a cause), uid (never recreated) and generation. Withdraw one with a reason, and name fields the operator rewrites on purpose (volatile), e.g.:",
     ),

@@ -1,3 +1,4 @@
+import { SELECTABLE_SUITES } from "../suites/suite-names.js";
 import { z } from "zod";
 import { operatorDeploySchema, operatorModeIssues } from "./operator-deploy.js";
 import { parsePath, PathSyntaxError } from "../util/object-paths.js";
@@ -222,7 +223,9 @@ const waiver = z.strictObject({
     .describe("The last day (UTC) the waiver holds; after it the run fails and names it."),
 });
 
-export const SUITES = ["conflict", "idempotency", "drift", "status-stability", "staleness"] as const;
+/** The suites a contract can choose (the registry's names: src/suites/suite-names.ts). */
+export { SELECTABLE_SUITES } from "../suites/suite-names.js";
+const SUITES = SELECTABLE_SUITES;
 
 export const contractSchema = z
   .strictObject({

@@ -4,7 +4,12 @@ import { parseAllDocuments } from "yaml";
 import type { z } from "zod";
 import { UsageError } from "../errors.js";
 import type { KubeObject } from "../kube/kube-client.js";
-import { contractSchema, durationMs, type ContractDocument, type SUITES } from "./contract-schema.js";
+import {
+  contractSchema,
+  durationMs,
+  type ContractDocument,
+  type SELECTABLE_SUITES,
+} from "./contract-schema.js";
 import type { OperatorDeploy } from "./operator-deploy.js";
 import { CelCompileError, compileCelReadiness, type Readiness } from "./readiness.js";
 import { errnoText } from "../util/files.js";
@@ -55,7 +60,7 @@ export interface Contract {
   readonly timeouts: { readonly convergeMs: number; readonly crdEstablishedMs: number };
   readonly ignoreWrites: readonly { readonly group: string; readonly resource: string }[];
   readonly drift: { readonly include: readonly string[]; readonly exclude: readonly string[] };
-  readonly suites: readonly (typeof SUITES)[number][];
+  readonly suites: readonly (typeof SELECTABLE_SUITES)[number][];
   /** What each object keeps stable, and its volatile fields (docs/contract.md, "Promises"). */
   readonly promises: readonly PromiseRule[];
   readonly waivers: readonly Waiver[];

@@ -1,5 +1,6 @@
 import { celEnv, isCelError, parse, plan, type CelInput } from "@bufbuild/cel";
 import { asRecord } from "../util/records.js";
+import { observedGenerationValue, readinessCondition } from "./observed-generation.js";
 
 /**
  * When the custom resource counts as ready: the default looks at its
@@ -66,29 +67,19 @@ export function evaluateReadiness(readiness: Readiness, object: unknown): Readin
   }
 }
 
-interface Condition {
-  readonly type?: unknown;
-  readonly status?: unknown;
-  readonly observedGeneration?: unknown;
-}
-
 /**
  * A Ready (or, failing that, Available) condition True, observed for the
- * current generation: the condition's own observedGeneration if it has one,
- * else status.observedGeneration; with neither, a True condition is taken as
- * it is (an operator that reports no generation at all).
+ * current generation (observed-generation.ts); with no observedGeneration
+ * at all, a True condition is taken as it is (an operator that reports no
+ * generation at all).
  */
 function conditionsReady(object: unknown): ReadinessResult {
-  const record = asRecord(object);
-  const status = asRecord(record.status);
-  const generation = asRecord(record.metadata).generation;
-  const conditions = Array.isArray(status.conditions) ? (status.conditions as Condition[]) : [];
-  const condition =
-    conditions.find((c) => c.type === "Ready") ?? conditions.find((c) => c.type === "Available");
+  const generation = asRecord(asRecord(object).metadata).generation;
+  const condition = readinessCondition(object);
   if (!condition) return { ready: false, reason: "no Ready or Available condition yet" };
-  const name = String(condition.type);
+  const name = condition.type;
   if (condition.status !== "True") return { ready: false, reason: `${name}=${String(condition.status)}` };
-  const observed = JSON.stringify(condition.observedGeneration ?? status.observedGeneration);
+  const observed = JSON.stringify(observedGenerationValue(object));
   if (observed !== undefined && observed !== JSON.stringify(generation)) {
     return {
       ready: false,

@@ -12,33 +12,16 @@ import type { CommandRunner } from "../process/command-runner.js";
 import { checkReport, type CheckReport, type RunReport } from "../report/report-model.js";
 import { dayOf, runStatus, waiveCheck, waiverOutcomes } from "../report/waivers.js";
 import { rerunCommand, withRerunCommands } from "../report/rerun.js";
-import type { CheckDefinition, ScenarioResult, Suite } from "../suites/check.js";
-import type { ScenarioDeps, Timings } from "./scenario.js";
+import type { CheckDefinition } from "../suites/check.js";
+import { KNOWN_CHECKS, SUITES } from "../suites/index.js";
+import type { ScenarioDeps, Timings } from "../scenario/scenario.js";
 import { scenarioKey, WHOLE_RUN, type Shard } from "./shard.js";
-import { SpecReferences } from "./spec-references.js";
-import { clusterSanity } from "../suites/cluster-sanity.js";
-import { conflict } from "../suites/conflict.js";
-import { drift } from "../suites/drift.js";
-import { idempotency } from "../suites/idempotency.js";
-import { staleness } from "../suites/staleness.js";
-import { statusStability } from "../suites/status-stability.js";
+import { SpecReferences } from "../scenario/spec-references.js";
+import { referencesNeeded, runSuite, type ScenarioResult } from "./suite-runner.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { Limiter } from "../util/limiter.js";
 import { pollUntil } from "../util/poll.js";
-
-/** The suites in the order they run; the cluster's sanity first. */
-export const SUITE_MODULES: readonly Suite[] = [
-  clusterSanity,
-  drift,
-  statusStability,
-  idempotency,
-  conflict,
-  staleness,
-];
-
-/** Every check this version can judge. */
-export const KNOWN_CHECKS: readonly CheckDefinition[] = SUITE_MODULES.flatMap((s) => s.checks);
 
 /** What to run: the contract, the cluster, and the run's options. */
 export interface RunConfig {
@@ -184,23 +167,19 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     const references = new SpecReferences(scenarioDeps(join(config.workDir, "references")), slots);
     // Every reference the selected checks will ask for, computed now and side by side (each is
     // computed once and awaited by its askers; one that fails fails them, as it would later).
-    const needed = new Set(
-      SUITE_MODULES.flatMap(
-        (suite) => suite.referencesNeeded?.(selected, config.contract.updates.length) ?? [],
-      ),
-    );
     if (slots.capacity > 1) {
-      for (const spec of [...needed].sort((a, b) => a - b)) {
+      for (const spec of referencesNeeded(KNOWN_CHECKS, selected, config.contract)) {
         references.forSpec(spec, (line) => deps.progress.phase(line)).catch(() => undefined);
       }
     }
     const checks: CheckReport[] = [];
-    for (const suite of SUITE_MODULES) {
+    for (const suite of SUITES) {
       const mine = suite.checks.filter((c) => selected.has(c.id));
       if (mine.length === 0) continue;
       for (const check of mine) deps.progress.checkStarted(check);
       const suiteStarted = deps.clock.now();
-      const results = await suite.run(
+      const results = await runSuite(
+        suite,
         {
           deps: scenarioDeps(join(config.workDir, suite.name)),
           references,
@@ -279,10 +258,10 @@ export function selectChecks(
 ): Set<string> {
   const suites = new Set(["cluster", ...(config.suites ?? config.contract.suites)]);
   for (const name of config.suites ?? []) {
-    if (!SUITE_MODULES.some((s) => s.name === name) && !config.contract.suites.includes(name as never)) {
+    if (!SUITES.some((s) => s.name === name) && !config.contract.suites.includes(name as never)) {
       throw new UsageError(
         "cli/unknown-suite",
-        `unknown suite "${name}": use ${SUITE_MODULES.map((s) => s.name).join(", ")}`,
+        `unknown suite "${name}": use ${SUITES.map((s) => s.name).join(", ")}`,
       );
     }
   }

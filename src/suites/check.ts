@@ -1,218 +1,132 @@
-import { describeError } from "../errors.js";
-import type { Evidence, Level, ScenarioReport, Status } from "../report/report-model.js";
-import { Inconclusive, Scenario, type ScenarioDeps } from "../runner/scenario.js";
-import { inShard, scenarioKey, type Shard } from "../runner/shard.js";
-import type { SpecReference, SpecReferences } from "../runner/spec-references.js";
+import type { Contract } from "../contract/load-contract.js";
+import type { Evidence, Level, Status } from "../report/report-model.js";
+import type { Scenario, ScenarioDeps } from "../scenario/scenario.js";
+import type { SpecReference } from "../scenario/spec-references.js";
 import type { Clock } from "../util/clock.js";
+import type { SuiteName } from "./suite-names.js";
 
-/** A check of the catalogue (DESIGN.md section 3): its stable id, suite and level. */
+/**
+ * How a check is written: declared, never hand-run. A check names what it
+ * needs (reference states, targets), observes one scenario per target
+ * (stimuli, faults, waits: all the I/O) into a plain, serialisable
+ * observation, and judges that observation with a pure function. The one
+ * generic runner (src/runner/suite-runner.ts) does everything else once:
+ * selection, skips, references, shards, `--scenario`, side-by-side fan-out,
+ * and the inconclusive verdict of a scenario that could not reach its
+ * judgement. Adding a check: docs/design/architecture.md, "Adding a check".
+ */
+
+/** A check of the catalogue: its stable id, level and one-line summary. */
 export interface CheckDefinition {
-  /** e.g. "status-stability/no-avoidable-writes"; also its JUnit test case and docs/checks/<id>.md. */
+  /** "<suite>/<name>", e.g. "drift/deleted-child"; its file is src/suites/<id>.ts, its docs docs/checks/<id>.md. */
   readonly id: string;
   readonly level: Level;
   /** One line: what it asserts. */
   readonly summary: string;
 }
 
-/** One scenario's verdict for one check. */
-export interface ScenarioResult extends ScenarioReport {
-  readonly check: string;
-  /** Not run here: another shard's scenario (the runner lists it in the check's report as such). */
-  readonly elsewhere?: true;
-  /** Not run: not the scenario `--scenario` asked for (left out of the report). */
-  readonly unselected?: true;
+/** A verdict as a judge gives it; the runner adds the check, the target and the time. */
+export interface Judgement {
+  readonly status: Status;
+  /** One sentence: what passed, or what went wrong. */
+  readonly message: string;
+  readonly evidence?: Evidence;
 }
 
-export interface SuiteContext {
-  readonly deps: ScenarioDeps;
-  /** The run's reference state per spec, shared by every suite. */
-  readonly references: SpecReferences;
-  readonly clock: Clock;
-  /** Reports a step of a long scenario (shown as progress). */
-  readonly progress: (line: string) => void;
-  /**
-   * Runs one task per item, side by side as far as the run allows (one at a
-   * time unless the operator is namespaced and --parallel says more), and
-   * returns the results in the items' order: a scenario's verdict never
-   * depends on which finished first. A task must not ask for a reference
-   * state that is not computed yet: that takes a slot too. Ask first, then
-   * fan out.
-   */
-  sideBySide<T, R>(items: readonly T[], task: (item: T) => Promise<R>): Promise<R[]>;
-  /** This job's share of the scenarios (`--shard`); the whole run unless sharded. */
-  readonly shard: Shard;
-  /** The one scenario to run (`--scenario`, "<check id>#<target>"); every one when absent. */
-  readonly only?: string;
-}
-
-/**
- * A suite: the checks it can judge, and a run that judges the selected ones
- * (several checks may share one scenario's stimuli).
- */
-export interface Suite {
-  readonly name: string;
-  readonly checks: readonly CheckDefinition[];
-  /** The specs whose reference states the selected checks will ask for (computed ahead, side by side). */
-  referencesNeeded?(selected: ReadonlySet<string>, updates: number): number[];
-  run(context: SuiteContext, selected: ReadonlySet<string>): Promise<ScenarioResult[]>;
-}
-
-/** A check with nothing to judge here, and why: the reason is its verdict's message. */
-export function skippedResult(check: string, target: string, message: string): ScenarioResult {
-  return { check, target, status: "skipped", message, durationMs: 0 };
-}
-
-/** The same verdict for every selected check of a scenario that could not reach its judgement. */
-export function inconclusiveFor(
-  checks: readonly CheckDefinition[],
-  selected: ReadonlySet<string>,
-  target: string,
-  message: string,
-  durationMs: number,
-  notes: readonly string[] = [],
-): ScenarioResult[] {
-  return checks
-    .filter((c) => selected.has(c.id))
-    .map((c) => ({
-      check: c.id,
-      target,
-      status: "inconclusive" as const,
-      message,
-      durationMs,
-      ...(notes.length > 0 ? { evidence: { notes } } : {}),
-    }));
-}
-
-/** Makes one scenario's verdicts: the check, the target and the start time fixed. */
-export type Verdict = ((status: Status, message: string, evidence?: Evidence) => ScenarioResult) & {
-  readonly check: string;
+/** Nothing to judge (for the whole check, or none of its targets), and why: a skipped verdict. */
+export interface Skip {
+  /** The verdict's target ("contract", "children", "write sequence"). */
   readonly target: string;
-};
+  /** Why: the verdict's message. */
+  readonly skip: string;
+}
 
-export function verdictFor(check: CheckDefinition, target: string, clock: Clock): Verdict {
-  const started = clock.now();
-  const verdict = (status: Status, message: string, evidence?: Evidence): ScenarioResult => ({
-    check: check.id,
-    target,
-    status,
-    message,
-    durationMs: clock.now() - started,
-    ...(evidence ? { evidence } : {}),
-  });
-  return Object.assign(verdict, { check: check.id, target });
+/** What a check's targets are chosen from. */
+export interface TargetContext {
+  readonly contract: Contract;
+  /** The reference states the check asked for, by spec. */
+  readonly references: ReadonlyMap<number, SpecReference>;
+}
+
+/** What an observer has to work with, for one scenario. */
+export interface ObserveContext<Phase extends string = never> extends TargetContext {
+  readonly deps: ScenarioDeps;
+  readonly clock: Clock;
+  /** Reports a step of the scenario (shown as progress). */
+  progress(line: string): void;
+  /** Opens the scenario's world (namespace, proxy, operator); the runner closes it, whatever happens. */
+  open(): Promise<Scenario>;
+  /** The optional phases the selected checks that share this scenario need. */
+  readonly phases: ReadonlySet<Phase>;
 }
 
 /**
- * Whether the scenario judged under `check` and `target` is this shard's
- * (and the one `--scenario` asked for, if any); when not, the placeholder
- * results for `checks` that say so.
+ * The scenario of a check: what the kit does and what it records. Checks
+ * that share one observer object judge one scenario per target together
+ * (status-stability's four checks judge one restart and its touches).
  */
-export function otherShards(
-  context: SuiteContext,
-  check: string,
-  target: string,
-  checks: readonly string[] = [check],
-): ScenarioResult[] | undefined {
-  if (context.only !== undefined && !checks.some((id) => scenarioKey(id, target) === context.only)) {
-    return checks.map((id) => ({
-      check: id,
-      target,
-      status: "skipped" as const,
-      message: "not the scenario asked for",
-      durationMs: 0,
-      unselected: true as const,
-    }));
-  }
-  if (inShard(context.shard, scenarioKey(check, target))) return undefined;
-  return checks.map((id) => ({
-    check: id,
-    target,
-    status: "skipped" as const,
-    message: "another shard's scenario",
-    durationMs: 0,
-    elsewhere: true as const,
-  }));
+export interface Observer<Target, Observation, Phase extends string = never> {
+  /** Names the scenario's namespace ("drift-field" -> rc-drift-field-1a2b3c). */
+  readonly scenario: string;
+  /**
+   * Runs the scenario and returns what was seen, as plain data (JSON):
+   * write log entries, fault proofs, end states, the reference's. Throws
+   * Inconclusive when the scenario cannot reach the point it observes.
+   */
+  observe(context: ObserveContext<Phase>, target: Target): Promise<Observation>;
 }
 
-/**
- * The verdict of a scenario that threw: Inconclusive says why (with its
- * notes); anything else but an abort is a scenario that could not run, which
- * is inconclusive too. An abort (Ctrl-C) goes on up.
- */
-export function verdictOfError(error: unknown, signal: AbortSignal, verdict: Verdict): ScenarioResult {
-  if (error instanceof Inconclusive) {
-    return verdict(
-      "inconclusive",
-      error.message,
-      error.notes.length > 0 ? { notes: [...error.notes] } : undefined,
-    );
-  }
-  if (signal.aborted) throw error;
-  return verdict("inconclusive", `the scenario could not run: ${describeError(error)}`);
+/** A check: what it is, what it needs, its scenario and its judge. */
+export interface Check<
+  Target = unknown,
+  Observation = unknown,
+  Phase extends string = never,
+> extends CheckDefinition {
+  /** The specs whose reference states its targets or its judge need (default: none). */
+  references?(contract: Contract): readonly number[];
+  /** Why the check has nothing to do under this contract, before any reference is computed. */
+  skip?(contract: Contract): Skip | undefined;
+  /** Its targets, one scenario each; a Skip when there is none. */
+  targets(context: TargetContext): readonly Target[] | Skip;
+  /** A target's stable name: the verdict's target and, with the check id, the scenario's key. */
+  targetName(target: Target): string;
+  /** Why one target is skipped, decided before its scenario opens. */
+  skipTarget?(target: Target, context: TargetContext): string | undefined;
+  readonly observer: Observer<Target, Observation, Phase>;
+  /** The optional phases of a shared observer this check needs. */
+  readonly needs?: readonly Phase[];
+  /** The verdict on one scenario's observation. Pure: no I/O, no clock. */
+  judge(observation: Observation, contract: Contract): Judgement;
+  /**
+   * A verdict from a reference state that could not be computed (an
+   * operator that never fell quiet may already show the bug); undefined
+   * leaves the check inconclusive. Pure.
+   */
+  judgeWithoutReference?(error: unknown, contract: Contract): Judgement | undefined;
 }
 
-/**
- * Opens a scenario, runs `body` in it and closes it whatever happened; what
- * `body` throws becomes the verdict `verdictOfError` makes of it. Another
- * shard's scenario is not opened at all.
- */
-export async function inScenario(
-  context: SuiteContext,
-  name: string,
-  verdict: Verdict,
-  body: (scenario: Scenario) => Promise<ScenarioResult>,
-): Promise<ScenarioResult> {
-  const elsewhere = otherShards(context, verdict.check, verdict.target)?.[0];
-  if (elsewhere) return elsewhere;
-  let scenario: Scenario | undefined;
-  try {
-    scenario = await Scenario.open(name, context.deps);
-    return await body(scenario);
-  } catch (error) {
-    return verdictOfError(error, context.deps.signal, verdict);
-  } finally {
-    await scenario?.close();
-  }
+/** A check of any target and observation: what the registry holds. */
+// Method syntax makes the members bivariant, so every Check<T, O> is one of these.
+export type AnyCheck = Check<unknown, unknown, string>;
+
+/** Declares a check (the identity: it exists for the types). */
+export function defineCheck<Target, Observation, Phase extends string = never>(
+  check: Check<Target, Observation, Phase>,
+): Check<Target, Observation, Phase> {
+  return check;
 }
 
-/**
- * Runs `body` with the reference state of `spec`; when it could not be
- * computed, every selected one of `checks` is inconclusive instead.
- */
-export async function withReference(
-  context: SuiteContext,
-  spec: number,
-  checks: readonly CheckDefinition[],
-  selected: ReadonlySet<string>,
-  body: (reference: SpecReference) => Promise<ScenarioResult[]>,
-): Promise<ScenarioResult[]> {
-  const started = context.clock.now();
-  let reference: SpecReference;
-  try {
-    reference = await context.references.forSpec(spec, context.progress);
-  } catch (error) {
-    return withoutReference(error, checks, selected, context.clock.now() - started);
-  }
-  return body(reference);
+/** A suite: a folder of checks, judged in the order listed. */
+export interface Suite {
+  readonly name: SuiteName;
+  /** One line: what the suite is about. */
+  readonly summary: string;
+  readonly checks: readonly AnyCheck[];
 }
 
-/** The same inconclusive verdict for every selected check whose reference state could not be computed. */
-export function withoutReference(
-  error: unknown,
-  checks: readonly CheckDefinition[],
-  selected: ReadonlySet<string>,
-  durationMs: number,
-): ScenarioResult[] {
-  const message =
-    error instanceof Inconclusive
-      ? error.message
-      : `the reference state could not be computed: ${describeError(error)}`;
-  return inconclusiveFor(
-    checks,
-    selected,
-    "reference state",
-    message,
-    durationMs,
-    error instanceof Inconclusive ? error.notes : [],
-  );
+/** Declares a suite; its name stays a literal, so the registry can check it against SUITE_NAMES. */
+export function defineSuite<Name extends SuiteName>(
+  suite: Suite & { readonly name: Name },
+): Suite & { readonly name: Name } {
+  return suite;
 }

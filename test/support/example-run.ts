@@ -71,6 +71,8 @@ export async function runExampleOperator(
     contract?: Record<string, unknown>;
     /** Only this scenario (--scenario). */
     scenario?: string;
+    /** Where the scenarios' logs and observations go (default: beside the contract, in a temporary directory). */
+    workDir?: string;
   },
 ): Promise<RunReport> {
   const file = await writeExampleContract(binary, {
@@ -92,7 +94,7 @@ export async function runExampleOperator(
       keep: false,
       ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
       ...(options.shard === undefined ? {} : { shard: options.shard }),
-      workDir: join(dirname(file), "work"),
+      workDir: options.workDir ?? join(dirname(file), "work"),
     },
     {
       runner: zxCommandRunner,

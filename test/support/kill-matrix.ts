@@ -6,6 +6,7 @@ import { loadContract } from "../../src/contract/load-contract.js";
 import { zxCommandRunner } from "../../src/process/command-runner.js";
 import type { RunReport } from "../../src/report/report-model.js";
 import { runKit } from "../../src/runner/run-kit.js";
+import { SELECTABLE_SUITES } from "../../src/suites/suite-names.js";
 import { systemClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 import { runExampleOperator } from "./example-run.js";
@@ -27,13 +28,13 @@ export interface MutantExpectation {
   readonly alsoFails?: Readonly<Record<string, string>>;
 }
 
-/** The suites the kit implements so far: what the matrix runs. */
-export const MATRIX_SUITES = ["drift", "status-stability", "idempotency", "conflict", "staleness"];
+/** The matrix runs every suite (the registry's). */
+export const MATRIX_SUITES: readonly string[] = SELECTABLE_SUITES;
 
 /** How one case of an operator's matrix runs: `run --strict` of its contract, a mutant when `bug` is set. */
 type CaseRunner = (
   cluster: TestCluster,
-  options: { bug?: string; strict: boolean; suites: string[] },
+  options: { bug?: string; strict: boolean; suites: string[]; workDir?: string },
 ) => Promise<RunReport>;
 
 /** An example operator with a kill matrix. */
@@ -185,6 +186,8 @@ export async function runKillMatrix(options: {
   readonly repeat?: number;
   readonly parallel: number;
   readonly suites?: readonly string[];
+  /** Keep each run's scenario folders (logs, observation.json) under <workRoot>/<operator>/<case>/round-<n>. */
+  readonly workRoot?: string;
   readonly onRun?: (run: MatrixRun) => void;
 }): Promise<MatrixRun[]> {
   const { cases } = options;
@@ -209,6 +212,9 @@ export async function runKillMatrix(options: {
           ...(job.name === "reference" ? {} : { bug: job.name }),
           strict: true,
           suites: [...(options.suites ?? MATRIX_SUITES)],
+          ...(options.workRoot
+            ? { workDir: join(options.workRoot, job.operator, job.name, `round-${job.round + 1}`) }
+            : {}),
         });
         const matrixRun = { ...job, report, durationMs: Date.now() - started, cluster };
         runs.push(matrixRun);
@@ -232,7 +238,7 @@ export async function runKillMatrix(options: {
 async function runContractFile(
   cluster: TestCluster,
   file: string,
-  options: { bug?: string; strict: boolean; suites: string[] },
+  options: { bug?: string; strict: boolean; suites: string[]; workDir?: string },
 ): Promise<RunReport> {
   const contract = await loadContract(file);
   const operator = { ...contract.operator, env: { ...contract.operator.env, WEBAPP_BUG: options.bug ?? "" } };
@@ -247,7 +253,7 @@ async function runContractFile(
       suites: options.suites,
       strict: options.strict,
       keep: false,
-      workDir: join(await mkdtemp(join(tmpdir(), "rc-matrix-run-")), "work"),
+      workDir: options.workDir ?? join(await mkdtemp(join(tmpdir(), "rc-matrix-run-")), "work"),
     },
     {
       runner: zxCommandRunner,

@@ -1,0 +1,330 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Contract } from "../contract/load-contract.js";
+import { describeError } from "../errors.js";
+import { redactSecretBody } from "../proxy/secret-redaction.js";
+import type { ScenarioReport } from "../report/report-model.js";
+import { Inconclusive, Scenario, type ScenarioDeps } from "../scenario/scenario.js";
+import type { SpecReference, SpecReferences } from "../scenario/spec-references.js";
+import type { AnyCheck, Judgement, Observer, Skip, Suite, TargetContext } from "../suites/check.js";
+import type { Clock } from "../util/clock.js";
+import { isRecord } from "../util/records.js";
+import { inShard, scenarioKey, type Shard } from "./shard.js";
+
+/** One scenario's verdict for one check. */
+export interface ScenarioResult extends ScenarioReport {
+  readonly check: string;
+  /** Not run here: another shard's scenario (the runner lists it in the check's report as such). */
+  readonly elsewhere?: true;
+  /** Not run: not the scenario `--scenario` asked for (left out of the report). */
+  readonly unselected?: true;
+}
+
+/** What a suite's run has from the run. */
+export interface SuiteContext {
+  readonly deps: ScenarioDeps;
+  /** The run's reference state per spec, shared by every suite. */
+  readonly references: Pick<SpecReferences, "forSpec">;
+  readonly clock: Clock;
+  /** Reports a step of a long scenario (shown as progress). */
+  readonly progress: (line: string) => void;
+  /**
+   * Runs one task per item, side by side as far as the run allows, and
+   * returns the results in the items' order: a verdict never depends on
+   * which scenario finished first. A task must not ask for a reference state
+   * that is not computed yet (that takes a slot too): ask first, then fan out.
+   */
+  sideBySide<T, R>(items: readonly T[], task: (item: T) => Promise<R>): Promise<R[]>;
+  /** This job's share of the scenarios (`--shard`); the whole run unless sharded. */
+  readonly shard: Shard;
+  /** The one scenario to run (`--scenario`, "<check id>#<target>"); every one when absent. */
+  readonly only?: string;
+}
+
+/** The file each scenario's observation and verdicts are written to, in the scenario's folder. */
+export const OBSERVATION_FILE = "observation.json";
+
+/** What `observation.json` holds: enough to judge the scenario again without running it. */
+export interface RecordedObservation {
+  readonly target: string;
+  readonly verdicts: readonly { readonly check: string; readonly status: string; readonly message: string }[];
+  readonly observation: unknown;
+}
+
+/**
+ * The specs whose reference states the selected checks will ask for under
+ * this contract: computed ahead, side by side, when the run has the slots.
+ */
+export function referencesNeeded(
+  checks: readonly AnyCheck[],
+  selected: ReadonlySet<string>,
+  contract: Contract,
+): number[] {
+  const specs = checks
+    .filter((c) => selected.has(c.id) && !c.skip?.(contract))
+    .flatMap((c) => c.references?.(contract) ?? []);
+  return [...new Set(specs)].sort((a, b) => a - b);
+}
+
+/** One scenario and the checks that judge it: one check, or several that share an observer. */
+interface ScenarioGroup {
+  readonly observer: Observer<unknown, unknown, string>;
+  readonly target: unknown;
+  readonly name: string;
+  readonly checks: AnyCheck[];
+  readonly references: Map<number, SpecReference>;
+}
+
+/** A check's verdicts in order: made already, or the one its scenario group will make. */
+type Entry = ScenarioResult | ScenarioGroup;
+
+/**
+ * Runs a suite's selected checks: each check's skip, its reference states
+ * (asked for before any scenario holds a slot), its targets and their
+ * skips, then every scenario of the suite side by side, each judged by
+ * every check that shares it. Another shard's scenario, or one
+ * `--scenario` did not ask for, is not opened (a placeholder says so). A
+ * scenario that throws is inconclusive for every check that judges it; an
+ * abort (Ctrl-C) goes on up.
+ */
+export async function runSuite(
+  suite: Suite,
+  context: SuiteContext,
+  selected: ReadonlySet<string>,
+): Promise<ScenarioResult[]> {
+  const { contract } = context.deps;
+  const checks = suite.checks.filter((c) => selected.has(c.id));
+  const started = context.clock.now();
+  const elapsed = () => context.clock.now() - started;
+
+  const specs = referencesNeeded(checks, selected, contract);
+  const settled = new Map<number, { reference: SpecReference } | { error: unknown }>();
+  await Promise.all(
+    specs.map(async (spec) => {
+      try {
+        settled.set(spec, { reference: await context.references.forSpec(spec, context.progress) });
+      } catch (error) {
+        settled.set(spec, { error });
+      }
+    }),
+  );
+
+  const groups = new Map<string, ScenarioGroup>();
+  const entries = new Map<AnyCheck, Entry[]>();
+  for (const check of checks) {
+    const own: Entry[] = [];
+    entries.set(check, own);
+    const skip = check.skip?.(contract);
+    if (skip) {
+      own.push(skipped(check.id, skip));
+      continue;
+    }
+    const references = new Map<number, SpecReference>();
+    let failure: { error: unknown } | undefined;
+    for (const spec of check.references?.(contract) ?? []) {
+      const outcome = settled.get(spec);
+      if (outcome && "reference" in outcome) references.set(spec, outcome.reference);
+      else failure ??= outcome ?? { error: new Error(`no reference state of spec ${spec}`) };
+    }
+    if (failure) {
+      own.push(withoutReference(check, failure.error, contract, elapsed()));
+      continue;
+    }
+    const targetContext: TargetContext = { contract, references };
+    const targets = check.targets(targetContext);
+    if (isSkip(targets)) {
+      own.push(skipped(check.id, targets));
+      continue;
+    }
+    for (const target of targets) {
+      const name = check.targetName(target);
+      const why = check.skipTarget?.(target, targetContext);
+      if (why !== undefined) {
+        own.push(skipped(check.id, { target: name, skip: why }));
+        continue;
+      }
+      const key = `${suite.checks.findIndex((c) => c.observer === check.observer)}#${name}`;
+      const group: ScenarioGroup = groups.get(key) ?? {
+        observer: check.observer,
+        target,
+        name,
+        checks: [],
+        references: new Map(),
+      };
+      groups.set(key, group);
+      group.checks.push(check);
+      for (const [spec, reference] of references) group.references.set(spec, reference);
+      own.push(group);
+    }
+  }
+
+  const verdicts = new Map<ScenarioGroup, ScenarioResult[]>();
+  const toRun = [...groups.values()].filter((group) => {
+    const placeholders = notHere(suite, group, context);
+    if (placeholders) verdicts.set(group, placeholders);
+    return !placeholders;
+  });
+  const judged = await context.sideBySide(toRun, (group) => runScenario(group, context));
+  toRun.forEach((group, i) => verdicts.set(group, judged[i] ?? []));
+
+  return checks.flatMap((check) =>
+    (entries.get(check) ?? []).flatMap((entry) =>
+      "observer" in entry ? (verdicts.get(entry) ?? []).filter((r) => r.check === check.id) : [entry],
+    ),
+  );
+}
+
+function isSkip(targets: readonly unknown[] | Skip): targets is Skip {
+  return !Array.isArray(targets);
+}
+
+/** A check with nothing to judge here, and why: the reason is its verdict's message. */
+export function skipped(check: string, skip: Skip): ScenarioResult {
+  return { check, target: skip.target, status: "skipped", message: skip.skip, durationMs: 0 };
+}
+
+/**
+ * The verdict of a check whose reference state could not be computed: the
+ * check's own judgement of the failure, if it has one, else inconclusive
+ * (an Inconclusive's message and notes, or what went wrong).
+ */
+function withoutReference(
+  check: AnyCheck,
+  error: unknown,
+  contract: Contract,
+  durationMs: number,
+): ScenarioResult {
+  const target = "reference state";
+  const judged = check.judgeWithoutReference?.(error, contract);
+  if (judged) return { check: check.id, target, ...judged, durationMs };
+  const message =
+    error instanceof Inconclusive
+      ? error.message
+      : `the reference state could not be computed: ${describeError(error)}`;
+  const notes = error instanceof Inconclusive ? error.notes : [];
+  return {
+    check: check.id,
+    target,
+    status: "inconclusive",
+    message,
+    durationMs,
+    ...(notes.length > 0 ? { evidence: { notes: [...notes] } } : {}),
+  };
+}
+
+/**
+ * The placeholders of a scenario this job does not run: not the one
+ * `--scenario` asked for, or another shard's. A shared scenario is assigned
+ * under the first check of the suite that observes it, selected or not, so
+ * every job assigns it alike.
+ */
+function notHere(suite: Suite, group: ScenarioGroup, context: SuiteContext): ScenarioResult[] | undefined {
+  const placeholder = (check: AnyCheck) => ({
+    check: check.id,
+    target: group.name,
+    status: "skipped" as const,
+    durationMs: 0,
+  });
+  if (
+    context.only !== undefined &&
+    !group.checks.some((c) => scenarioKey(c.id, group.name) === context.only)
+  ) {
+    return group.checks.map((c) => ({
+      ...placeholder(c),
+      message: "not the scenario asked for",
+      unselected: true as const,
+    }));
+  }
+  const assignedTo = suite.checks.find((c) => c.observer === group.observer)?.id ?? "";
+  if (inShard(context.shard, scenarioKey(assignedTo, group.name))) return undefined;
+  return group.checks.map((c) => ({
+    ...placeholder(c),
+    message: "another shard's scenario",
+    elsewhere: true as const,
+  }));
+}
+
+/** Observes one scenario and judges it with each of its checks; the scenario is closed whatever happened. */
+async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise<ScenarioResult[]> {
+  const { deps, clock } = context;
+  const started = clock.now();
+  const verdict = (check: AnyCheck, judgement: Judgement): ScenarioResult => ({
+    check: check.id,
+    target: group.name,
+    ...judgement,
+    durationMs: clock.now() - started,
+  });
+  let scenario: Scenario | undefined;
+  let opening: Promise<Scenario> | undefined;
+  try {
+    const observation = await group.observer.observe(
+      {
+        deps,
+        contract: deps.contract,
+        clock,
+        references: group.references,
+        progress: context.progress,
+        phases: new Set(group.checks.flatMap((c) => c.needs ?? [])),
+        open: () =>
+          (opening ??= Scenario.open(group.observer.scenario, deps).then((opened) => (scenario = opened))),
+      },
+      group.target,
+    );
+    const results = group.checks.map((check) => verdict(check, check.judge(observation, deps.contract)));
+    // A check that needs no scenario (the cluster's) records beside the suite's scenarios.
+    const folder = scenario?.workDir ?? join(deps.workDir, group.observer.scenario);
+    await record(folder, group.name, observation, results, deps);
+    return results;
+  } catch (error) {
+    if (error instanceof Inconclusive) {
+      const notes = error.notes.length > 0 ? { evidence: { notes: [...error.notes] } } : {};
+      return group.checks.map((check) =>
+        verdict(check, { status: "inconclusive", message: error.message, ...notes }),
+      );
+    }
+    if (deps.signal.aborted) throw error;
+    const notes = scenario ? await scenario.operatorLogNotes().catch(() => []) : [];
+    return group.checks.map((check) =>
+      verdict(check, {
+        status: "inconclusive",
+        message: `the scenario could not run: ${describeError(error)}`,
+        ...(notes.length > 0 ? { evidence: { notes } } : {}),
+      }),
+    );
+  } finally {
+    // A scenario still opening when the observer threw is closed once it is open.
+    await (opening ? opening.then((s) => s.close()).catch(() => undefined) : undefined);
+  }
+}
+
+/** Writes a scenario's observation and verdicts beside its logs (Secret values as hashes), to judge it again later. */
+async function record(
+  workDir: string,
+  target: string,
+  observation: unknown,
+  results: readonly ScenarioResult[],
+  deps: ScenarioDeps,
+): Promise<void> {
+  const recorded: RecordedObservation = {
+    target,
+    verdicts: results.map((r) => ({ check: r.check, status: r.status, message: r.message })),
+    observation: withoutSecretValues(observation),
+  };
+  try {
+    await mkdir(workDir, { recursive: true });
+    await writeFile(join(workDir, OBSERVATION_FILE), `${JSON.stringify(recorded, null, 1)}\n`);
+  } catch (error) {
+    // The verdicts stand without it: it is for judging them again later.
+    deps.logger.warn(`could not record the observation of ${target}: ${describeError(error)}`);
+  }
+}
+
+/** A copy of `value` in which every Secret object's values are hashes (secret-redaction.ts). */
+function withoutSecretValues(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecretValues);
+  if (!isRecord(value)) return value;
+  const copy = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutSecretValues(v)]));
+  return copy.kind === "Secret" && copy.apiVersion === "v1"
+    ? redactSecretBody({ group: "", resource: "secrets" }, copy)
+    : copy;
+}

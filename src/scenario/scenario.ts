@@ -1,0 +1,391 @@
+import { randomBytes } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { Contract } from "../contract/load-contract.js";
+import { evaluateReadiness } from "../contract/readiness.js";
+import { describeError } from "../errors.js";
+import { isNotFound } from "../kube/api-errors.js";
+import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
+import type { OperatorLauncher, OperatorUnderTest } from "../operator/operator-under-test.js";
+import { ApiProxy } from "../proxy/api-proxy.js";
+import type { WriteEntry } from "../proxy/write-log.js";
+import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
+import { pollUntil, PollTimeoutError } from "../util/poll.js";
+import { isQuiet, silentFor, type Silence } from "./quiescence.js";
+
+/** What every scenario needs from the run. */
+export interface ScenarioDeps {
+  readonly contract: Contract;
+  /** The kit's own direct client (the run's cluster credentials). */
+  readonly kube: KubeClient;
+  readonly upstream: { readonly kubeconfigPath: string; readonly context: string };
+  readonly workDir: string;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  readonly clock: Clock;
+  /** Leave namespaces in place (for --keep on failure). */
+  readonly keep: () => boolean;
+  /** Makes each scenario's operator, as the contract runs it (a local process, or a Deployment). */
+  readonly operators: OperatorLauncher;
+  /** Where the time goes, for the run benchmark. */
+  readonly timings?: Timings;
+}
+
+/** The Timings entry that sums whole scenarios (namespace to cleanup), not one of their phases. */
+export const SCENARIO_LIFETIME = "scenario lifetime";
+
+/** Time spent per phase of the scenarios (ms), summed over a run. */
+export class Timings {
+  readonly totals = new Map<string, number>();
+  readonly counts = new Map<string, number>();
+
+  add(phase: string, ms: number): void {
+    this.totals.set(phase, (this.totals.get(phase) ?? 0) + ms);
+    this.counts.set(phase, (this.counts.get(phase) ?? 0) + 1);
+  }
+
+  async measure<T>(phase: string, clock: Clock, body: () => Promise<T>): Promise<T> {
+    const started = clock.now();
+    try {
+      return await body();
+    } finally {
+      this.add(phase, clock.now() - started);
+    }
+  }
+}
+
+/** A kit write that set the custom resource's spec: the sample's create (spec 0) or update `spec`. */
+export interface SpecWrite {
+  readonly spec: number;
+  /** Its sequence number in the scenario's write log. */
+  readonly seq: number;
+  /** metadata.generation in the API server's answer. */
+  readonly generation?: number;
+}
+
+/** A scenario that could not reach the point where its check judges: never a pass. */
+export class Inconclusive extends Error {
+  constructor(
+    message: string,
+    readonly notes: readonly string[] = [],
+  ) {
+    super(message);
+    this.name = "Inconclusive";
+  }
+}
+
+/**
+ * The operator never fell quiet: it was still writing at the convergence
+ * deadline. Its writes (since the custom resource was ready, or since the
+ * wait began when it never was) are the evidence: a check about writes can
+ * judge them (a correct operator reaches a fixed point; one that keeps
+ * changing stored state with no new input makes avoidable writes), the
+ * others stay inconclusive.
+ */
+export class NeverQuiet extends Inconclusive {
+  constructor(
+    message: string,
+    notes: readonly string[],
+    readonly writes: readonly WriteEntry[],
+    /** Whether the custom resource was ready while they were made. */
+    readonly ready: boolean,
+  ) {
+    super(message, notes);
+    this.name = "NeverQuiet";
+  }
+}
+
+/**
+ * One scenario's world: a fresh namespace, its own proxy (and so its own
+ * write log), the operator started through it, and the kit's writer. Every
+ * resource it creates registers its cleanup; `close` runs them in reverse.
+ */
+export class Scenario {
+  private readonly cleanups: { readonly what: string; readonly run: () => Promise<void> }[] = [];
+  private readonly spec: SpecWrite[] = [];
+
+  private constructor(
+    readonly name: string,
+    readonly namespace: string,
+    readonly proxy: ApiProxy,
+    readonly operator: OperatorUnderTest,
+    /** The kit's writes, through the proxy: logged as `actor: kit`. */
+    readonly kit: KubeClient,
+    /** Its folder: write log, read log, operator log, observation. */
+    readonly workDir: string,
+    private readonly deps: ScenarioDeps,
+  ) {
+    this.openedAt = deps.clock.now();
+  }
+
+  private readonly openedAt: number;
+
+  static async open(name: string, deps: ScenarioDeps): Promise<Scenario> {
+    const slug = name
+      .replace(/[^a-z0-9-]/g, "-")
+      .slice(0, 40)
+      .replace(/-+$/, "");
+    const namespace = `rc-${slug}-${randomBytes(3).toString("hex")}`;
+    const workDir = join(deps.workDir, namespace);
+    await mkdir(workDir, { recursive: true });
+    const cleanups: Scenario["cleanups"] = [];
+    try {
+      await deps.kube.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+      cleanups.push({
+        what: `namespace ${namespace}`,
+        run: async () => {
+          if (deps.keep()) return;
+          await deps.kube
+            .delete({ apiVersion: "v1", kind: "Namespace", name: namespace })
+            .catch((error: unknown) => {
+              if (!isNotFound(error)) throw error;
+            });
+        },
+      });
+      const proxy = await ApiProxy.start({
+        upstream: deps.upstream,
+        logDir: workDir,
+        ...(deps.operators.proxyListenAddress ? { listenAddress: deps.operators.proxyListenAddress } : {}),
+        quietNamespace: namespace,
+        logger: deps.logger,
+        clock: deps.clock,
+      });
+      cleanups.push({ what: "the proxy", run: () => proxy.close() });
+      const operator = deps.operators.launch({ namespace, proxy, workDir, kube: deps.kube });
+      cleanups.push({ what: "the operator", run: () => operator.stop() });
+      const kit = proxy.kitClient();
+      cleanups.push({ what: "the kit's client", run: () => Promise.resolve(kit.close()) });
+      const scenario = new Scenario(name, namespace, proxy, operator, kit, workDir, deps);
+      scenario.cleanups.push(...cleanups);
+      return scenario;
+    } catch (error) {
+      for (const cleanup of cleanups.reverse()) await cleanup.run().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private measure<T>(phase: string, body: () => Promise<T>): Promise<T> {
+    return this.deps.timings ? this.deps.timings.measure(phase, this.deps.clock, body) : body();
+  }
+
+  /** Registers a cleanup; they run last-in first-out in `close`. */
+  defer(what: string, run: () => Promise<void>): void {
+    this.cleanups.push({ what, run });
+  }
+
+  /** Runs every cleanup in reverse order; reports the ones that failed and goes on. */
+  async close(): Promise<void> {
+    await this.measure("scenario cleanup", () => this.runCleanups());
+    // Not a phase: the whole life of the scenario, which the phases are parts of.
+    this.deps.timings?.add(SCENARIO_LIFETIME, this.deps.clock.now() - this.openedAt);
+  }
+
+  private async runCleanups(): Promise<void> {
+    for (const cleanup of this.cleanups.splice(0).reverse()) {
+      await cleanup
+        .run()
+        .catch((error: unknown) =>
+          this.deps.logger.warn(`cleanup of ${cleanup.what} (${this.namespace}): ${describeError(error)}`),
+        );
+    }
+  }
+
+  get contract(): Contract {
+    return this.deps.contract;
+  }
+
+  /** The custom resource's reference in this scenario's namespace. */
+  get customResource(): ObjectRef {
+    const { sample, customResource } = this.deps.contract;
+    return {
+      apiVersion: customResource.group
+        ? `${customResource.group}/${customResource.version}`
+        : customResource.version,
+      kind: customResource.kind,
+      name: sample.object.metadata?.name ?? "",
+      namespace: this.namespace,
+    };
+  }
+
+  /** Starts the operator and creates the sample custom resource (through the kit's writer). */
+  async startWithSample(): Promise<KubeObject> {
+    await this.measure("operator start", () => this.operator.start(this.deps.signal));
+    return this.createSample();
+  }
+
+  /** Restarts the operator (after a crash, or a clean stop) and waits until it has started again. */
+  async restartOperator(): Promise<void> {
+    await this.measure("operator restart", () => this.operator.restart(this.deps.signal));
+  }
+
+  /** Creates the sample custom resource in this namespace (through the kit's writer). */
+  async createSample(): Promise<KubeObject> {
+    const sample = this.deps.contract.sample.object;
+    const { resourceVersion: _rv, uid: _uid, ...metadata } = sample.metadata ?? {};
+    const created = await this.kit.create({
+      ...sample,
+      metadata: { ...metadata, namespace: this.namespace },
+    });
+    this.noteSpecWrite(0, this.lastKitWriteSeq(), created.metadata?.generation);
+    return created;
+  }
+
+  /** The kit's writes that set the custom resource's spec, in order: the sample's create, then each update. */
+  get specWrites(): readonly SpecWrite[] {
+    return this.spec;
+  }
+
+  /** Notes a kit write (its sequence number, the generation it produced) that set spec `spec`. */
+  noteSpecWrite(spec: number, seq: number, generation: number | undefined): void {
+    this.spec.push({ spec, seq, ...(generation === undefined ? {} : { generation }) });
+  }
+
+  /** The sequence number of the kit's last write to the custom resource itself. */
+  private lastKitWriteSeq(): number {
+    const { group, resource } = this.deps.contract.customResource;
+    const [entry] = this.proxy.writeLog
+      .query({ actor: "kit", group, resource, subresource: "", namespace: this.namespace })
+      .slice(-1);
+    if (!entry) throw new Error("the kit's write of the custom resource is not in the write log");
+    return entry.seq;
+  }
+
+  /**
+   * Applies the contract's update number `ordinal` (1-based, as messages
+   * name it) to the custom resource as a merge patch, through the kit's
+   * writer. A refusal is Inconclusive: the contract asked for a spec the API
+   * server does not accept, so nothing about the operator can be judged.
+   */
+  async applyUpdate(update: Readonly<Record<string, unknown>>, ordinal: number): Promise<KubeObject> {
+    const cr = this.customResource;
+    let answer: KubeObject;
+    try {
+      answer = await this.kit.patch(
+        {
+          ...update,
+          apiVersion: cr.apiVersion,
+          kind: cr.kind,
+          metadata: {
+            ...((update.metadata as object | undefined) ?? {}),
+            name: cr.name,
+            namespace: cr.namespace,
+          },
+        },
+        { type: "merge" },
+      );
+    } catch (error) {
+      throw new Inconclusive(
+        `the API server refused the contract's update ${ordinal}: ${describeError(error)}`,
+      );
+    }
+    this.noteSpecWrite(ordinal, this.lastKitWriteSeq(), answer.metadata?.generation);
+    return answer;
+  }
+
+  /**
+   * Waits until the custom resource is ready (the contract's predicate), no
+   * operator write has been in flight or completed for the quiet period,
+   * and, for `quiet` readiness, the operator has created something. The
+   * quiet period also runs from the moment of the last stimulus: a restarted
+   * operator or a touched object gets the whole period to react before the
+   * scenario calls it quiet. Throws Inconclusive at the deadline.
+   */
+  async converge(what = "convergence"): Promise<KubeObject> {
+    const { clock, timings } = this.deps;
+    const started = clock.now();
+    // When the custom resource was last seen turning ready: the time after it is the quiet period's.
+    const phases = { readyAt: undefined as number | undefined };
+    try {
+      return await this.convergeUntimed(what, phases);
+    } finally {
+      const end = clock.now();
+      const readyAt = phases.readyAt ?? end;
+      timings?.add("convergence wait (until ready)", readyAt - started);
+      if (phases.readyAt !== undefined)
+        timings?.add("quiet period (ready, no operator write)", end - readyAt);
+    }
+  }
+
+  private async convergeUntimed(what: string, phases: { readyAt: number | undefined }): Promise<KubeObject> {
+    const { contract } = this.deps;
+    const stimulusAt = this.deps.clock.now();
+    const startSeq = this.proxy.writeLog.lastSeq;
+    // The sequence number from which the custom resource has been ready without a break.
+    let readySince: number | undefined;
+    try {
+      return await pollUntil(
+        async () => {
+          const object = await this.deps.kube.get(this.customResource);
+          const readiness = evaluateReadiness(contract.readiness, object);
+          if (!readiness.ready) {
+            readySince = undefined;
+            phases.readyAt = undefined;
+            return { done: false, reason: readiness.reason };
+          }
+          readySince ??= this.proxy.writeLog.lastSeq;
+          phases.readyAt ??= this.deps.clock.now();
+          if (
+            contract.readiness.kind === "quiet" &&
+            this.operatorWrites({ effect: "created" }).length === 0
+          ) {
+            return { done: false, reason: "the operator has created nothing yet" };
+          }
+          const silence = this.silence(stimulusAt);
+          if (!isQuiet(silence, contract.quietPeriodMs)) {
+            return {
+              done: false,
+              reason: `${readiness.reason}; last operator write ${silentFor(silence)} ms ago`,
+            };
+          }
+          return { done: true, value: object };
+        },
+        {
+          description: `${what} in ${this.namespace}`,
+          timeoutMs: contract.timeouts.convergeMs,
+          intervalMs: 100,
+          signal: this.deps.signal,
+        },
+      );
+    } catch (error) {
+      if (error instanceof PollTimeoutError) {
+        const message = `no ${what} within ${error.timeoutMs / 1000} s: ${error.lastReason}`;
+        // Still writing at the deadline: the operator never fell quiet (whether it reported ready or not).
+        const stillWriting = this.proxy.operatorIdleMs < contract.quietPeriodMs;
+        const writes = this.operatorWrites({ after: readySince ?? startSeq });
+        if (stillWriting && writes.length > 0) {
+          throw new NeverQuiet(message, await this.operatorLogNotes(), writes, readySince !== undefined);
+        }
+        throw new Inconclusive(message, await this.operatorLogNotes());
+      }
+      throw error;
+    }
+  }
+
+  /** The operator's silence since `stimulusAt` (a reading of the run's clock), for the quiescence rule. */
+  silence(stimulusAt: number): Silence {
+    return {
+      operatorIdleMs: this.proxy.operatorIdleMs,
+      sinceStimulusMs: this.deps.clock.now() - stimulusAt,
+    };
+  }
+
+  /** The operator's writes in this scenario's namespace (or cluster-wide), ignored kinds left out. */
+  operatorWrites(query: { after?: number; effect?: WriteEntry["effect"] } = {}): WriteEntry[] {
+    const ignored = this.deps.contract.ignoreWrites;
+    return this.proxy.writeLog
+      .query({
+        actor: "operator",
+        withoutTags: true,
+        ...(query.after === undefined ? {} : { after: query.after }),
+        ...(query.effect ? { effect: query.effect } : {}),
+      })
+      .filter((e) => e.namespace === undefined || e.namespace === this.namespace)
+      .filter((e) => !ignored.some((i) => i.group === e.group && i.resource === e.resource));
+  }
+
+  /** The last lines of the operator's log, as evidence. */
+  async operatorLogNotes(lines = 15): Promise<string[]> {
+    return (await this.operator.logTail(lines)).map((line) => `operator: ${line}`);
+  }
+}

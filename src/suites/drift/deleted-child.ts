@@ -1,0 +1,153 @@
+import { isDeepStrictEqual } from "node:util";
+import { describeError } from "../../errors.js";
+import type { KubeObject } from "../../kube/kube-client.js";
+import { normalisedName } from "../../proxy/faults.js";
+import type { WriteEntry } from "../../proxy/write-log.js";
+import { GIVE_UP_IDLE_MS, hasGivenUp, isQuiet, silentFor } from "../../scenario/quiescence.js";
+import { liveChildren, writeEvidence } from "../../scenario/reference-state.js";
+import { Inconclusive } from "../../scenario/scenario.js";
+import type { ReferenceChild } from "../../scenario/spec-references.js";
+import { pollUntil, PollTimeoutError } from "../../util/poll.js";
+import { defineCheck, type Judgement } from "../check.js";
+import { driftTargets, formatPath, valueAt, type DriftTarget } from "../shared/drift-targets.js";
+
+export interface DeletedChildTarget {
+  /** "Service/hello": the child's kind and normalised name. */
+  readonly name: string;
+  readonly child: ReferenceChild;
+  /** Its managed fields in the reference, compared on the recreated child. */
+  readonly fields: readonly DriftTarget[];
+}
+
+/** How the wait for the recreation ended. */
+export type Recreation =
+  | { readonly outcome: "timeout"; readonly timeoutMs: number }
+  /** Not recreated, and the operator silent so long it is not going to. */
+  | { readonly outcome: "gave-up" }
+  | { readonly outcome: "recreated"; readonly object: KubeObject };
+
+export interface DeletedChildObservation {
+  readonly name: string;
+  readonly fields: readonly DriftTarget[];
+  readonly recreation: Recreation;
+  /** The operator's writes after the deletion. */
+  readonly writes: readonly WriteEntry[];
+  readonly operatorLog: readonly string[];
+}
+
+/**
+ * One scenario per child of the reference: the sample converges, the kit
+ * deletes the child, and the operator must create it again as the
+ * reference has it.
+ */
+export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservation>({
+  id: "drift/deleted-child",
+  level: "MUST",
+  summary: "a deleted child is recreated as the reference has it",
+  references: () => [0],
+  targets({ contract, references }) {
+    const children = references.get(0)?.children ?? [];
+    if (children.length === 0) {
+      return {
+        target: "children",
+        skip: "the operator created no child on its way to the reference: nothing to delete",
+      };
+    }
+    return children.map((child) => ({
+      name: `${child.ref.kind}/${normalisedName(child.ref)}`,
+      child,
+      fields: driftTargets({ kind: child.ref.kind, object: child.object }, contract.drift),
+    }));
+  },
+  targetName: (target) => target.name,
+  observer: {
+    scenario: "drift-deleted",
+    async observe(context, { name, child: reference, fields }) {
+      context.progress(`deleting ${reference.ref.kind}/${reference.ref.name}`);
+      const scenario = await context.open();
+      await scenario.startWithSample();
+      await scenario.converge("convergence of the sample");
+      const child = (await liveChildren(scenario)).find(
+        (c) => c.ref.kind === reference.ref.kind && normalisedName(c.ref) === normalisedName(reference.ref),
+      );
+      if (!child) throw new Inconclusive(`${name} does not exist in this scenario's converged state`);
+      const mark = scenario.proxy.writeLog.lastSeq;
+      try {
+        await scenario.kit.delete(child.ref, { propagationPolicy: "Background" });
+      } catch (error) {
+        throw new Inconclusive(`the API server refused the deletion of ${name}: ${describeError(error)}`);
+      }
+      const deletedAt = context.clock.now();
+      let recreation: Recreation;
+      try {
+        recreation = await pollUntil<Recreation>(
+          async () => {
+            const now = await scenario.kit.tryGet(child.ref);
+            const silence = scenario.silence(deletedAt);
+            if (!now || now.metadata?.uid === child.uid || now.metadata?.deletionTimestamp) {
+              if (hasGivenUp(silence)) return { done: true, value: { outcome: "gave-up" } };
+              return { done: false, reason: `${name} not recreated yet` };
+            }
+            return isQuiet(silence, context.contract.quietPeriodMs)
+              ? { done: true, value: { outcome: "recreated", object: now } }
+              : { done: false, reason: `recreated; operator wrote ${silentFor(silence)} ms ago` };
+          },
+          {
+            description: `${name} to be recreated`,
+            timeoutMs: context.contract.timeouts.convergeMs,
+            intervalMs: 100,
+            signal: context.deps.signal,
+          },
+        );
+      } catch (error) {
+        if (!(error instanceof PollTimeoutError)) throw error;
+        recreation = { outcome: "timeout", timeoutMs: error.timeoutMs };
+      }
+      return {
+        name,
+        fields,
+        recreation,
+        writes: scenario.operatorWrites({ after: mark }),
+        operatorLog: await scenario.operator.logTail(10),
+      };
+    },
+  },
+  judge({ name, fields, recreation, writes, operatorLog }): Judgement {
+    const shown = writes.map(writeEvidence);
+    if (recreation.outcome === "gave-up") {
+      return {
+        status: "failed",
+        message: `not recreated: the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the deletion`,
+        evidence: { writes: shown, operatorLog },
+      };
+    }
+    if (recreation.outcome === "timeout") {
+      return {
+        status: "failed",
+        message: `not recreated within ${recreation.timeoutMs / 1000} s`,
+        evidence: { writes: shown, operatorLog },
+      };
+    }
+    const recreated = recreation.object;
+    const diffs = fields
+      .filter((t) => !isDeepStrictEqual(valueAt(recreated, t.path), t.value))
+      .map((t) => ({
+        object: name,
+        path: formatPath(t.path),
+        expected: t.value,
+        actual: valueAt(recreated, t.path),
+      }));
+    const evidence = { writes: shown, ...(diffs.length > 0 ? { diffs } : {}) };
+    return diffs.length > 0
+      ? {
+          status: "failed",
+          message: `recreated, but ${diffs.length} managed field(s) differ from the reference`,
+          evidence,
+        }
+      : {
+          status: "passed",
+          message: `recreated (uid ${recreated.metadata?.uid ?? "?"}) as the reference has it`,
+          evidence,
+        };
+  },
+});

@@ -1,0 +1,205 @@
+import { randomBytes } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
+import { describeError } from "../../errors.js";
+import type { KubeObject } from "../../kube/kube-client.js";
+import { normalisedName } from "../../proxy/faults.js";
+import type { WriteEntry } from "../../proxy/write-log.js";
+import { hasGivenUp, isQuiet, silentFor, GIVE_UP_IDLE_MS } from "../../scenario/quiescence.js";
+import {
+  describeRef,
+  liveChildren,
+  writeEvidence,
+  type ChildRecord,
+} from "../../scenario/reference-state.js";
+import { Inconclusive } from "../../scenario/scenario.js";
+import { pollUntil, PollTimeoutError } from "../../util/poll.js";
+import { defineCheck, type Judgement } from "../check.js";
+import { driftPatch, driftTargets, formatPath, valueAt, type DriftTarget } from "../shared/drift-targets.js";
+import { ObjectKinds } from "../shared/promised.js";
+
+/** The foreign metadata the kit adds with every perturbation: it must survive the repair. */
+export const FOREIGN_ANNOTATION = "reconcile-conformance.dev/foreign-annotation";
+export const FOREIGN_LABEL = "reconcile-conformance.dev/foreign-label";
+
+/** More effective writes than this to one object to repair one field is a write per reconcile, not a repair. */
+const REPAIR_WRITE_BOUND = 3;
+
+/** How the wait for the repair ended. */
+export type Repair =
+  /** The convergence deadline passed first. */
+  | { readonly outcome: "timeout"; readonly timeoutMs: number; readonly lastReason: string }
+  /** Not restored, and the operator silent so long it is not going to. */
+  | { readonly outcome: "gave-up"; readonly value: unknown }
+  /** Restored, and the operator quiet since. */
+  | { readonly outcome: "restored"; readonly object: KubeObject };
+
+export interface ManagedFieldObservation {
+  readonly target: DriftTarget;
+  /** The child as it was before the perturbation. */
+  readonly child: ChildRecord;
+  /** The value of the foreign annotation and label the perturbation added. */
+  readonly nonce: string;
+  readonly repair: Repair;
+  /** The operator's writes to the child after the perturbation. */
+  readonly writes: readonly WriteEntry[];
+  readonly operatorLog: readonly string[];
+}
+
+/**
+ * One scenario per target: the sample converges in a fresh namespace, the
+ * kit changes one managed field of one child (and adds a foreign annotation
+ * and label in the same write), and the operator must put the field back by
+ * updating that object, keeping the foreign metadata.
+ */
+export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
+  id: "drift/managed-field",
+  level: "MUST",
+  summary:
+    "a managed field of a child changed behind the operator's back is repaired in place, keeping foreign metadata",
+  references: () => [0],
+  targets({ contract, references }) {
+    const targets = (references.get(0)?.children ?? []).flatMap((child) =>
+      driftTargets({ kind: child.ref.kind, object: child.object }, contract.drift),
+    );
+    return targets.length > 0
+      ? targets
+      : { target: "children", skip: "no managed field of any child to perturb" };
+  },
+  targetName: (target) => target.id,
+  observer: {
+    scenario: "drift-field",
+    async observe(context, target) {
+      context.progress(`perturbing ${target.id}`);
+      const scenario = await context.open();
+      await scenario.startWithSample();
+      await scenario.converge("convergence of the sample");
+      const child = (await liveChildren(scenario)).find(
+        (c) => c.ref.kind === target.kind && normalisedName(c.ref) === target.name,
+      );
+      if (!child) {
+        throw new Inconclusive(
+          `${target.kind}/${target.name} does not exist in this scenario's converged state`,
+        );
+      }
+      const live = await scenario.kit.get(child.ref);
+      if (!isDeepStrictEqual(valueAt(live, target.path), target.value)) {
+        throw new Inconclusive(
+          `${target.id} is ${JSON.stringify(valueAt(live, target.path))} here, not the reference's ${JSON.stringify(target.value)}`,
+        );
+      }
+      const nonce = randomBytes(4).toString("hex");
+      const mark = scenario.proxy.writeLog.lastSeq;
+      try {
+        await scenario.kit.patchJson(
+          child.ref,
+          driftPatch(target, live, {
+            annotation: [FOREIGN_ANNOTATION, nonce],
+            label: [FOREIGN_LABEL, nonce],
+          }),
+        );
+      } catch (error) {
+        throw new Inconclusive(
+          `the API server refused the perturbation of ${target.id}: ${describeError(error)}`,
+        );
+      }
+      const perturbedAt = context.clock.now();
+      const { quietPeriodMs } = context.contract;
+      let repair: Repair;
+      try {
+        repair = await pollUntil<Repair>(
+          async () => {
+            const now = await scenario.kit.tryGet(child.ref);
+            if (!now) return { done: false, reason: `${describeRef(child.ref)} is gone` };
+            const value = valueAt(now, target.path);
+            const silence = scenario.silence(perturbedAt);
+            if (!isDeepStrictEqual(value, target.value)) {
+              if (hasGivenUp(silence)) return { done: true, value: { outcome: "gave-up", value } };
+              return { done: false, reason: `${formatPath(target.path)} is ${JSON.stringify(value)}` };
+            }
+            return isQuiet(silence, quietPeriodMs)
+              ? { done: true, value: { outcome: "restored", object: now } }
+              : { done: false, reason: `restored; operator wrote ${silentFor(silence)} ms ago` };
+          },
+          {
+            description: `${target.id} to be repaired`,
+            timeoutMs: context.contract.timeouts.convergeMs,
+            intervalMs: 100,
+            signal: context.deps.signal,
+          },
+        );
+      } catch (error) {
+        if (!(error instanceof PollTimeoutError)) throw error;
+        repair = { outcome: "timeout", timeoutMs: error.timeoutMs, lastReason: error.lastReason };
+      }
+      const writes = scenario
+        .operatorWrites({ after: mark })
+        .filter((e) => e.group === child.group && e.resource === child.resource && e.name === child.ref.name);
+      return { target, child, nonce, repair, writes, operatorLog: await scenario.operator.logTail(10) };
+    },
+  },
+  judge({ target, child, nonce, repair, writes, operatorLog }, contract): Judgement {
+    const shown = writes.map(writeEvidence);
+    if (repair.outcome !== "restored") {
+      const actual = repair.outcome === "gave-up" ? repair.value : target.perturbed;
+      return {
+        status: "failed",
+        message:
+          repair.outcome === "timeout"
+            ? `not repaired within ${repair.timeoutMs / 1000} s: ${repair.lastReason}`
+            : `not repaired: ${formatPath(target.path)} is still ${JSON.stringify(repair.value)}, and the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the perturbation`,
+        evidence: {
+          diffs: [
+            { object: describeRef(child.ref), path: formatPath(target.path), expected: target.value, actual },
+          ],
+          writes: shown,
+          operatorLog,
+        },
+      };
+    }
+    const repaired = repair.object;
+    const effective = writes.filter(
+      (e) => e.effect === "changed" || e.effect === "created" || e.effect === "deleted",
+    );
+    const recreated =
+      repaired.metadata?.uid === child.uid
+        ? undefined
+        : `repaired by recreating ${describeRef(child.ref)} (uid ${child.uid} -> ${repaired.metadata?.uid ?? "?"}), not by an update in place`;
+    // A child whose contract entry does not promise `uid` may be recreated: the rest is still judged.
+    const recreationAllowed =
+      recreated &&
+      new ObjectKinds(contract, [child]).withdrawn(
+        { group: child.group, resource: child.resource, name: child.ref.name },
+        "uid",
+      );
+    const evidence = {
+      writes: shown,
+      ...(recreationAllowed ? { notes: [`not counted: ${recreated}: ${recreationAllowed}`] } : {}),
+    };
+    if (recreated && !recreationAllowed) return { status: "failed", message: recreated, evidence };
+    const lost = [
+      repaired.metadata?.annotations?.[FOREIGN_ANNOTATION] === nonce
+        ? undefined
+        : `annotation ${FOREIGN_ANNOTATION}`,
+      repaired.metadata?.labels?.[FOREIGN_LABEL] === nonce ? undefined : `label ${FOREIGN_LABEL}`,
+    ].filter((x): x is string => x !== undefined);
+    if (lost.length > 0) {
+      return {
+        status: "failed",
+        message: `repaired, but another writer's ${lost.join(" and ")} was erased`,
+        evidence,
+      };
+    }
+    if (effective.length > REPAIR_WRITE_BOUND) {
+      return {
+        status: "failed",
+        message: `repaired with ${effective.length} effective writes to ${describeRef(child.ref)} (a repair takes at most ${REPAIR_WRITE_BOUND})`,
+        evidence,
+      };
+    }
+    return {
+      status: "passed",
+      message: `repaired ${recreationAllowed ? "by recreating it, as the contract allows," : "in place"} by ${effective.length} write(s); foreign metadata kept`,
+      evidence,
+    };
+  },
+});

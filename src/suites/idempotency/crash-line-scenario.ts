@@ -1,0 +1,146 @@
+import type { Contract } from "../../contract/load-contract.js";
+import type { WriteEntry } from "../../proxy/write-log.js";
+import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
+import type { ReferenceChild } from "../../scenario/spec-references.js";
+import type { Judgement, Observer, Skip, TargetContext } from "../check.js";
+import {
+  crashAtLine,
+  crashLines,
+  missedCrash,
+  type CrashLine,
+  type CrashOutcome,
+} from "../shared/crash-lines.js";
+import { compareEndStates, describeMismatch, endStateMatches, identityLosses } from "../shared/end-state.js";
+import { ObjectKinds } from "../shared/promised.js";
+
+// The crash-line sweep, shared by idempotency/crash-after-create and
+// idempotency/crash-after-write (not a check itself).
+
+/** One crash line, with the end state the restarted operator must reach. */
+export interface CrashLineTarget {
+  readonly line: CrashLine;
+  /** The reference's children (spec 0). */
+  readonly reference: readonly ReferenceChild[];
+}
+
+/** A crash that hit its line: what the fault did. */
+export type Crashed = Extract<CrashOutcome, { readonly status: "crashed" }>;
+
+/** What a crash-line scenario saw. */
+export type CrashLineObservation =
+  /** The crash missed its line (not reached, another write, a kill that failed): nothing restarted. */
+  | { readonly restarted: false; readonly line: CrashLine; readonly crash: CrashOutcome }
+  /** Crashed where it was meant to, restarted, converged. */
+  | {
+      readonly restarted: true;
+      readonly line: CrashLine;
+      readonly crash: Crashed;
+      readonly reference: readonly ReferenceChild[];
+      /** The children the operator created in this scenario that still exist, after the convergence. */
+      readonly live: readonly LiveChild[];
+      /** Every operator write of the scenario, before the crash and after the restart. */
+      readonly writes: readonly WriteEntry[];
+      readonly operatorLog: readonly string[];
+    };
+
+/**
+ * The crash lines of the reference whose write is a create (`creates`) or
+ * any other write; when there is none, the skip with `none` as its reason.
+ */
+export function crashLineTargets(
+  { contract, references }: TargetContext,
+  creates: boolean,
+  none: string,
+): CrashLineTarget[] | Skip {
+  const reference = references.get(0);
+  if (!reference) return [];
+  const lines = crashLines(reference, contract.ignoreWrites).filter(
+    (l) => (l.write.verb === "create") === creates,
+  );
+  if (lines.length === 0) return { target: "write sequence", skip: none };
+  return lines.map((line) => ({ line, reference: reference.children }));
+}
+
+/**
+ * The crash-line sweep's observer: for each write of the reference's
+ * sequence, a scenario in which the operator is killed (SIGKILL to its
+ * process group) the moment the API server has answered that write, before
+ * the operator hears the answer; then it is restarted and must converge to
+ * the reference. A create is judged by crash-after-create, any other write
+ * by crash-after-write. Each check gets its own (call this once
+ * per check): checks that share an observer object share its scenarios, and
+ * the runner would assign the other check's scenarios to shards under the
+ * first one's id. `scenario` names the namespace.
+ */
+export function crashLineObserver(scenario: string): Observer<CrashLineTarget, CrashLineObservation> {
+  return {
+    scenario,
+    async observe(context, { line, reference }) {
+      context.progress(`crash after write ${line.id}`);
+      const opened = await context.open();
+      const crash = await crashAtLine(context, opened, line);
+      if (crash.status !== "crashed") return { restarted: false, line, crash };
+
+      context.progress(`restarting the operator after the crash at ${line.id}`);
+      await opened.restartOperator();
+      await opened.converge("convergence after the restart");
+      const live = await liveChildObjects(opened);
+      return {
+        restarted: true,
+        line,
+        crash,
+        reference,
+        live,
+        writes: opened.operatorWrites(),
+        operatorLog: await opened.operator.logTail(10),
+      };
+    },
+  };
+}
+
+/**
+ * The verdict on a crash line: inconclusive when the crash missed its line;
+ * else the restarted operator must end as the reference (no duplicate, no
+ * missing child, managed fields as the reference's) with every object it had
+ * created before the crash still the same object (same UID), unless the
+ * contract's promises allow its recreation. Pure.
+ */
+export function judgeCrashLine(observation: CrashLineObservation, contract: Contract): Judgement {
+  if (!observation.restarted) {
+    // missedCrash judges every outcome but "crashed", the only one the observer restarts after.
+    return (
+      missedCrash(observation.line, observation.crash) ?? {
+        status: "inconclusive",
+        message: "the crash hit its line, but the operator was not restarted",
+      }
+    );
+  }
+  const { crash, reference, live, writes, operatorLog } = observation;
+  const { hit, proof } = crash;
+  const comparison = compareEndStates(live, reference, contract.drift);
+  // What the operator had created before the crash must be the same objects after it.
+  const { losses: recreated, excused } = identityLosses(
+    writes.filter((e) => e.effect === "created" && e.seq <= hit.seq),
+    comparison,
+    // Kinds from the reference too: a gone object may have no live namesake to tell its kind.
+    new ObjectKinds(contract, [...reference, ...comparison.children]),
+  );
+  const evidence = {
+    writes: writes.filter((e) => e.seq > hit.seq - 1).map(writeEvidence),
+    ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
+    notes: [...proof, ...recreated, ...excused],
+  };
+  const problems = [...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]), ...recreated];
+  if (problems.length > 0) {
+    return {
+      status: "failed",
+      message: `after the crash and restart: ${problems.join("; ")}`,
+      evidence: { ...evidence, operatorLog },
+    };
+  }
+  return {
+    status: "passed",
+    message: `restarted after the crash, it converged to the reference: no duplicate, ${comparison.children.length} child(ren) as the reference has them, none recreated${excused.length > 0 ? ` but ${excused.length} the contract's promises allow (see the notes)` : ""}`,
+    evidence,
+  };
+}

@@ -1,0 +1,281 @@
+import { isDeepStrictEqual } from "node:util";
+import { evaluateReadiness, type Readiness } from "../../contract/readiness.js";
+import { describeError } from "../../errors.js";
+import type { KubeObject } from "../../kube/kube-client.js";
+import { normalisedName, withoutUids } from "../../proxy/faults.js";
+import type { WriteEntry } from "../../proxy/write-log.js";
+import type { Evidence } from "../../report/report-model.js";
+import { hasGivenUp, isQuiet } from "../../scenario/quiescence.js";
+import { writeEvidence } from "../../scenario/reference-state.js";
+import { Inconclusive } from "../../scenario/scenario.js";
+import type { ReferenceChild } from "../../scenario/spec-references.js";
+import { pollUntil, PollTimeoutError } from "../../util/poll.js";
+import { defineCheck, type Judgement } from "../check.js";
+import { driftTargets, formatPath, valueAt, type DriftTarget } from "../shared/drift-targets.js";
+import { isStatusWrite, statusClaim, type CustomResourceKind } from "../shared/status-claims.js";
+
+type Diffs = NonNullable<Evidence["diffs"]>;
+
+/** A child of the reference, to create before its custom resource exists. */
+export interface PreexistingChildTarget {
+  /** "Service/hello": the child's kind and normalised name. */
+  readonly name: string;
+  readonly child: ReferenceChild;
+  /** Its managed fields: what the kit's copy sets otherwise. */
+  readonly fields: readonly DriftTarget[];
+}
+
+/** One poll of the wait: the custom resource's readiness and the child's fields that differ. */
+export interface PreexistingSample {
+  readonly ready: boolean;
+  readonly reason: string;
+  readonly diffs: Diffs;
+}
+
+export interface PreexistingChildObservation {
+  readonly name: string;
+  /** The child as the write log names it. */
+  readonly child: { readonly group: string; readonly resource: string; readonly name: string };
+  readonly fields: readonly DriftTarget[];
+  /** The first poll that saw the custom resource ready while the child differed, `at` ms after the sample was created. */
+  readonly readyWhileDiffering?: PreexistingSample & { readonly at: number };
+  /** The last poll, when the kit stopped watching. */
+  readonly last?: PreexistingSample;
+  /** Every operator write of the scenario. */
+  readonly writes: readonly WriteEntry[];
+  readonly operatorLog: readonly string[];
+}
+
+/**
+ * One scenario per child of the reference whose name is known before the
+ * custom resource exists: the kit creates that child with other values and
+ * no owner, then starts the operator and creates the sample. While the kit
+ * watches (until the operator is ready and quiet, or has given up), the
+ * custom resource must never be ready while the child still differs from
+ * the reference: fixing the child first, or staying not ready (refusing a
+ * child it does not own), both pass.
+ */
+export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingChildObservation>({
+  id: "idempotency/preexisting-child",
+  level: "MUST",
+  summary:
+    "a child that exists before its custom resource (the reference's name, other values, no owner) is never reported Ready while it differs",
+  references: () => [0],
+  targets({ contract, references }) {
+    const children = references.get(0)?.children ?? [];
+    if (children.length === 0) {
+      return {
+        target: "children",
+        skip: "the operator created no child on its way to the reference: none can exist first",
+      };
+    }
+    return children.map((child) => ({
+      name: `${child.ref.kind}/${normalisedName(child.ref)}`,
+      child,
+      fields: driftTargets({ kind: child.ref.kind, object: child.object }, contract.drift),
+    }));
+  },
+  targetName: (target) => target.name,
+  skipTarget({ child, fields }, { contract }) {
+    if (contract.readiness.kind === "quiet") {
+      return "the contract's readiness is `quiet`: the custom resource reports no readiness to judge";
+    }
+    if (!child.ref.namespace) return "a cluster-scoped child is shared by every namespace's scenarios";
+    if (normalisedName(child.ref) !== child.ref.name) {
+      return "its name derives from the custom resource's UID, unknown before the custom resource exists";
+    }
+    // foreignCopy makes nothing of a child with no managed field.
+    if (fields.length === 0) return "no field of it the operator manages to set otherwise";
+    return undefined;
+  },
+  observer: {
+    scenario: "preexisting",
+    async observe(context, { name, child, fields }) {
+      context.progress(`a pre-existing ${child.ref.kind}/${child.ref.name}`);
+      const { contract } = context;
+      const scenario = await context.open();
+      const copy = foreignCopy(child, scenario.namespace, fields);
+      if (!copy) throw new Inconclusive(`nothing of ${name} to set otherwise`);
+      try {
+        await scenario.kit.create(copy);
+      } catch (error) {
+        throw new Inconclusive(`the API server refused the pre-existing ${name}: ${describeError(error)}`);
+      }
+      const ref = { ...child.ref, namespace: scenario.namespace };
+      const differences = (live: KubeObject | undefined): Diffs =>
+        fields
+          .filter((t) => !isDeepStrictEqual(withoutUids(valueAt(live, t.path)), withoutUids(t.value)))
+          .map((t) => ({
+            object: name,
+            path: formatPath(t.path),
+            expected: t.value,
+            actual: valueAt(live, t.path),
+          }));
+
+      context.progress(
+        `${name} exists before the custom resource, with ${fields.length} field(s) set otherwise`,
+      );
+      await scenario.startWithSample();
+      // The stimulus: the sample's creation.
+      const createdAt = context.clock.now();
+      let readyWhileDiffering: PreexistingChildObservation["readyWhileDiffering"];
+      let last: PreexistingSample | undefined;
+      try {
+        await pollUntil(
+          async () => {
+            const cr = await context.deps.kube.tryGet(scenario.customResource);
+            const readiness = evaluateReadiness(contract.readiness, cr);
+            const diffs = differences(await context.deps.kube.tryGet(ref));
+            last = { ready: readiness.ready, reason: readiness.reason, diffs };
+            if (readiness.ready && diffs.length > 0 && !readyWhileDiffering) {
+              readyWhileDiffering = { ...last, at: context.clock.now() - createdAt };
+            }
+            const silence = scenario.silence(createdAt);
+            const quiet = isQuiet(silence, contract.quietPeriodMs);
+            if (readiness.ready && diffs.length === 0 && quiet) return { done: true, value: undefined };
+            if (readyWhileDiffering && quiet) return { done: true, value: undefined };
+            if (hasGivenUp(silence)) return { done: true, value: undefined };
+            return { done: false, reason: `${readiness.reason}; ${diffs.length} field(s) differ` };
+          },
+          {
+            description: `the operator to settle with a pre-existing ${name}`,
+            timeoutMs: contract.timeouts.convergeMs,
+            intervalMs: 100,
+            signal: context.deps.signal,
+          },
+        );
+      } catch (error) {
+        // Still writing at the deadline: judged on what was seen, like a settled operator.
+        if (!(error instanceof PollTimeoutError)) throw error;
+      }
+      return {
+        name,
+        child: { group: child.group, resource: child.resource, name: child.ref.name },
+        fields,
+        ...(readyWhileDiffering ? { readyWhileDiffering } : {}),
+        ...(last ? { last } : {}),
+        writes: scenario.operatorWrites(),
+        operatorLog: await scenario.operator.logTail(10),
+      };
+    },
+  },
+  judge({ name, child, fields, readyWhileDiffering, last, writes, operatorLog }, contract): Judgement {
+    const evidence: Evidence = {
+      writes: writes.map(writeEvidence),
+      notes: [
+        `pre-existing ${name} created by the kit with: ${fields.map((t) => `${formatPath(t.path)}=${JSON.stringify(t.perturbed)}`).join(", ")}`,
+      ],
+    };
+    if (readyWhileDiffering) {
+      return {
+        status: "failed",
+        message: `ready (${readyWhileDiffering.reason}) ${(readyWhileDiffering.at / 1000).toFixed(1)} s after the sample was created, while ${readyWhileDiffering.diffs.length} field(s) of the pre-existing child still differed from the reference`,
+        evidence: { ...evidence, diffs: readyWhileDiffering.diffs, operatorLog },
+      };
+    }
+    // The polls see states 100 ms apart; the write log sees every claim, in order.
+    const claim = readyClaimBeforeRepair(writes, contract.readiness, contract.customResource, child);
+    if (claim) {
+      return {
+        status: "failed",
+        message: `status write #${claim.seq} claimed Ready before the operator's first write to the pre-existing child, which was then still the kit's copy (${fields.length} field(s) differing from the reference)`,
+        evidence: { ...evidence, operatorLog },
+      };
+    }
+    if (last?.ready) {
+      return {
+        status: "passed",
+        message: "it fixed the pre-existing child before it reported ready",
+        evidence,
+      };
+    }
+    if (last?.diffs.length === 0) {
+      return {
+        status: "passed",
+        message: `it fixed the pre-existing child; not ready when the kit stopped watching (${last.reason})`,
+        evidence,
+      };
+    }
+    return {
+      status: "passed",
+      message: `never ready while the child differed (${last?.reason ?? "?"}; ${last?.diffs.length ?? "?"} field(s) still differ): it did not take the foreign child for its own`,
+      evidence,
+    };
+  },
+});
+
+/** Fields the API server allocates: a copy of another namespace's object must not carry them. */
+const ALLOCATED: readonly (readonly (string | number)[])[] = [
+  ["spec", "clusterIP"],
+  ["spec", "clusterIPs"],
+  ["spec", "nodeName"],
+  ["spec", "volumeName"],
+];
+
+/**
+ * The object the kit creates before the custom resource exists: the
+ * reference's child under the same name, without owner or server-set
+ * metadata, with every drift target of it set to its perturbed value.
+ * Undefined when nothing of it can be made different.
+ */
+export function foreignCopy(
+  child: ReferenceChild,
+  namespace: string,
+  targets: readonly DriftTarget[],
+): KubeObject | undefined {
+  if (targets.length === 0) return undefined;
+  const copy = structuredClone(child.object) as KubeObject & { status?: unknown; spec?: unknown };
+  const { name, labels, annotations } = copy.metadata ?? {};
+  copy.metadata = { name, namespace, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) };
+  delete copy.status;
+  for (const path of ALLOCATED) removeAt(copy, path);
+  for (const port of asArray(valueAt(copy, ["spec", "ports"])))
+    delete (port as { nodePort?: unknown }).nodePort;
+  for (const target of targets) setAt(copy, target.path, target.perturbed);
+  return copy;
+}
+
+/**
+ * From the write log, in order: the first successful status write that
+ * claims Ready (the contract's predicate on the status it sent) before the
+ * operator's first effective write to the pre-existing child. Until that
+ * write the child is exactly the kit's copy, which differs from the
+ * reference, so such a claim is Ready over a child that differs, however
+ * briefly. Undefined when the operator wrote the child first, or never
+ * claimed Ready.
+ */
+export function readyClaimBeforeRepair(
+  writes: readonly WriteEntry[],
+  readiness: Readiness,
+  cr: CustomResourceKind,
+  child: { readonly group: string; readonly resource: string; readonly name: string },
+): WriteEntry | undefined {
+  for (const w of writes) {
+    if (w.actor !== "operator" || w.code < 200 || w.code >= 300) continue;
+    const toChild =
+      !w.subresource && w.group === child.group && w.resource === child.resource && w.name === child.name;
+    if (toChild && (w.effect === "changed" || w.effect === "created")) return undefined;
+    if (isStatusWrite(w, cr) && statusClaim(readiness, w.body).ready) return w;
+  }
+  return undefined;
+}
+
+function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function removeAt(object: unknown, path: readonly (string | number)[]): void {
+  const parent = valueAt(object, path.slice(0, -1));
+  const key = path.at(-1);
+  if (typeof parent === "object" && parent !== null && key !== undefined) {
+    delete (parent as Record<string | number, unknown>)[key];
+  }
+}
+
+function setAt(object: unknown, path: readonly (string | number)[], value: unknown): void {
+  const parent = valueAt(object, path.slice(0, -1));
+  const key = path.at(-1);
+  if (typeof parent === "object" && parent !== null && key !== undefined) {
+    (parent as Record<string | number, unknown>)[key] = value;
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * Drift targets: the managed fields of a child the drift suite perturbs, and
+ * the perturbation itself. Pure: the suite reads the live objects and hands
+ * them here.
+ *
+ * Defaults (docs/checks/drift/managed-field.md): a Service's selector
+ * values, every port's `port` and `targetPort`; a Deployment's `replicas` (when the
+ * operator wrote it), its template labels outside the selector, and each
+ * container's image, args and env; for any other kind, the scalar fields
+ * under `spec` or `data` that the operator's own write set. Immutable fields
+ * (a Deployment's selector) are never targets: the API server would refuse
+ * the perturbation.
+ */
+
+import { normalisedName } from "../../proxy/faults.js";
+import { asRecord } from "../../util/records.js";
+
+/** A path into an object: keys, and list positions. */
+export type FieldPath = readonly (string | number)[];
+
+export interface DriftTarget {
+  /** "Service/hello spec.ports[0].port": stable across runs (a UID in a name reads <uid>). */
+  readonly id: string;
+  readonly kind: string;
+  /** The child's name with UIDs normalised: the same child in every scenario. */
+  readonly name: string;
+  readonly path: FieldPath;
+  /** The value in the reference state. */
+  readonly value: unknown;
+  /** A valid value of the same type that differs. */
+  readonly perturbed: unknown;
+}
+
+/** "spec.ports[0].port" */
+export function formatPath(path: FieldPath): string {
+  return path
+    .map((part, i) => (typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${part}`))
+    .join("");
+}
+
+/** The value at a path, or undefined. */
+export function valueAt(object: unknown, path: FieldPath): unknown {
+  let current = object;
+  for (const part of path) {
+    if (typeof part === "number") {
+      if (!Array.isArray(current)) return undefined;
+      current = current[part];
+    } else {
+      if (typeof current !== "object" || current === null || Array.isArray(current)) return undefined;
+      current = (current as Record<string, unknown>)[part];
+    }
+  }
+  return current;
+}
+
+/** A different valid value of the same type: numbers +1, strings suffixed, lists and maps extended, booleans flipped. */
+export function perturb(value: unknown): unknown {
+  if (typeof value === "number") return value + 1;
+  if (typeof value === "boolean") return !value;
+  if (typeof value === "string") return `${value}-drift`;
+  if (Array.isArray(value)) {
+    if (value.every((v) => typeof v === "string")) return [...value, "--drift"] as unknown[];
+    if (value.every((v) => typeof v === "object" && v !== null && "name" in v)) {
+      return [...(value as unknown[]), { name: "RECONCILE_CONFORMANCE_DRIFT", value: "drift" }];
+    }
+  }
+  return undefined;
+}
+
+interface Selection {
+  readonly include: readonly string[];
+  readonly exclude: readonly string[];
+}
+
+/** Field managers that are never the operator: the kit itself and the built-in controllers. */
+const NOT_THE_OPERATOR = new Set([
+  "reconcile-conformance",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kubelet",
+  "kwok",
+]);
+
+/**
+ * The paths the operator manages in a live object, from its managedFields
+ * (every manager but the kit and the built-in controllers; the operator may
+ * not name its field manager). A keyed list element (`k:{"name":"web"}`) is
+ * resolved to its position in the live list.
+ */
+export function operatorManagedPaths(object: unknown): FieldPath[] {
+  const entries = valueAt(object, ["metadata", "managedFields"]);
+  const paths: FieldPath[] = [];
+  for (const entry of Array.isArray(entries) ? entries : []) {
+    const manager = text(asRecord(entry).manager);
+    if (NOT_THE_OPERATOR.has(manager) || manager.startsWith("kwok")) continue;
+    walkFields(asRecord(asRecord(entry).fieldsV1), [], object, paths);
+  }
+  return paths;
+}
+
+function walkFields(
+  fields: Record<string, unknown>,
+  prefix: FieldPath,
+  object: unknown,
+  out: FieldPath[],
+): void {
+  const keys = Object.keys(fields).filter((k) => k !== ".");
+  if (keys.length === 0) {
+    out.push(prefix);
+    return;
+  }
+  for (const key of keys) {
+    const child = asRecord(fields[key]);
+    if (key.startsWith("f:")) {
+      walkFields(child, [...prefix, key.slice(2)], object, out);
+    } else if (key.startsWith("k:")) {
+      const list = valueAt(object, prefix);
+      let wanted: Record<string, unknown>;
+      try {
+        wanted = asRecord(JSON.parse(key.slice(2)));
+      } catch {
+        continue;
+      }
+      const index = Array.isArray(list)
+        ? list.findIndex((item) => Object.entries(wanted).every(([k, v]) => asRecord(item)[k] === v))
+        : -1;
+      if (index >= 0) walkFields(child, [...prefix, index], object, out);
+    } else if (key.startsWith("i:")) {
+      walkFields(child, [...prefix, Number(key.slice(2))], object, out);
+    }
+  }
+}
+
+/** The drift targets of one child, from its live object (with managedFields). */
+export function driftTargets(
+  child: { readonly kind: string; readonly object: unknown },
+  selection: Selection,
+): DriftTarget[] {
+  const managed = operatorManagedPaths(child.object);
+  const manages = (path: FieldPath) => managed.some((m) => formatPath(m) === formatPath(path));
+  const name = normalisedName({ name: text(valueAt(child.object, ["metadata", "name"])) });
+  const candidates: FieldPath[] = [];
+  const spec = valueAt(child.object, ["spec"]);
+  if (child.kind === "Service") {
+    for (const key of Object.keys(asRecord(valueAt(spec, ["selector"]))))
+      candidates.push(["spec", "selector", key]);
+    const ports = valueAt(spec, ["ports"]);
+    (Array.isArray(ports) ? ports : []).forEach((_port, i) => {
+      candidates.push(["spec", "ports", i, "port"], ["spec", "ports", i, "targetPort"]);
+    });
+  } else if (child.kind === "Deployment" || child.kind === "StatefulSet" || child.kind === "DaemonSet") {
+    if (child.kind !== "DaemonSet" && manages(["spec", "replicas"])) {
+      candidates.push(["spec", "replicas"]);
+    }
+    const selector = asRecord(valueAt(spec, ["selector", "matchLabels"]));
+    for (const key of Object.keys(asRecord(valueAt(spec, ["template", "metadata", "labels"])))) {
+      if (!(key in selector)) candidates.push(["spec", "template", "metadata", "labels", key]);
+    }
+    const containers = valueAt(spec, ["template", "spec", "containers"]);
+    (Array.isArray(containers) ? containers : []).forEach((container, i) => {
+      const base = ["spec", "template", "spec", "containers", i];
+      candidates.push([...base, "image"]);
+      for (const field of ["args", "env"]) {
+        if (asRecord(container)[field] !== undefined) candidates.push([...base, field]);
+      }
+    });
+  } else {
+    candidates.push(...managed.filter((path) => path[0] === "spec" || path[0] === "data"));
+  }
+  const targets: DriftTarget[] = [];
+  for (const path of candidates) {
+    const value = valueAt(child.object, path);
+    const perturbed = perturb(value);
+    if (value === undefined || perturbed === undefined) continue;
+    targets.push({
+      id: `${child.kind}/${name} ${formatPath(path)}`,
+      kind: child.kind,
+      name,
+      path,
+      value,
+      perturbed,
+    });
+  }
+  for (const extra of selection.include) {
+    const parsed = parseTargetId(extra);
+    if (!parsed || parsed.kind !== child.kind || (parsed.name !== undefined && parsed.name !== name))
+      continue;
+    if (targets.some((t) => formatPath(t.path) === formatPath(parsed.path))) continue;
+    const value = valueAt(child.object, parsed.path);
+    const perturbed = perturb(value);
+    if (value === undefined || perturbed === undefined) continue;
+    targets.push({
+      id: `${child.kind}/${name} ${formatPath(parsed.path)}`,
+      kind: child.kind,
+      name,
+      path: parsed.path,
+      value,
+      perturbed,
+    });
+  }
+  return targets.filter((t) => !selection.exclude.some((pattern) => matchesTarget(pattern, t)));
+}
+
+/** "Service/spec.selector", "Service/web spec.ports[0].port" or "Deployment/spec.replicas" against a target. */
+export function matchesTarget(pattern: string, target: DriftTarget): boolean {
+  const parsed = parseTargetId(pattern);
+  if (!parsed || parsed.kind !== target.kind) return false;
+  if (parsed.name !== undefined && parsed.name !== target.name) return false;
+  const wanted = formatPath(parsed.path);
+  const actual = formatPath(target.path);
+  return actual === wanted || actual.startsWith(`${wanted}.`) || actual.startsWith(`${wanted}[`);
+}
+
+/** Parses "Kind/path" or "Kind/name path" (path in the formatPath notation). */
+export function parseTargetId(text: string): { kind: string; name?: string; path: FieldPath } | undefined {
+  const match = /^([A-Za-z][A-Za-z0-9]*)\/(?:(\S+)\s+)?([A-Za-z][^\s]*)$/.exec(text.trim());
+  if (!match) return undefined;
+  const path: (string | number)[] = [];
+  for (const part of (match[3] ?? "").split(".")) {
+    const segment = /^([^[\]]+)((?:\[\d+\])*)$/.exec(part);
+    if (!segment) return undefined;
+    path.push(segment[1] ?? "");
+    for (const index of (segment[2] ?? "").matchAll(/\[(\d+)\]/g)) path.push(Number(index[1]));
+  }
+  return { kind: match[1] ?? "", ...(match[2] ? { name: match[2] } : {}), path };
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+/** A JSON pointer (RFC 6901) for a path. */
+export function jsonPointer(path: FieldPath): string {
+  return path.map((part) => `/${String(part).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
+}
+
+/**
+ * The kit's drift write: the target set to its perturbed value, and a
+ * foreign annotation and label added, in one JSON patch (list elements need
+ * a JSON patch; a merge patch would replace the whole list).
+ */
+export function driftPatch(
+  target: DriftTarget,
+  live: unknown,
+  foreign: { readonly annotation: readonly [string, string]; readonly label: readonly [string, string] },
+): unknown[] {
+  const ops: unknown[] = [{ op: "replace", path: jsonPointer(target.path), value: target.perturbed }];
+  for (const [field, [key, value]] of [
+    ["annotations", foreign.annotation],
+    ["labels", foreign.label],
+  ] as const) {
+    if (valueAt(live, ["metadata", field]) === undefined) {
+      ops.push({ op: "add", path: `/metadata/${field}`, value: { [key]: value } });
+    } else {
+      ops.push({ op: "add", path: jsonPointer(["metadata", field, key]), value });
+    }
+  }
+  return ops;
+}

@@ -1,0 +1,13 @@
+import { defineSuite } from "../check.js";
+import { lastTransitionTime } from "./last-transition-time.js";
+import { noAvoidableWrites } from "./no-avoidable-writes.js";
+import { noRedundantWrites } from "./no-redundant-writes.js";
+import { observedGeneration } from "./observed-generation.js";
+
+/** One scenario (restart-and-touches.ts), four verdicts. */
+export const statusStability = defineSuite({
+  name: "status-stability",
+  summary:
+    "after convergence, a restart and foreign touches change nothing: no writes, stable conditions, an observedGeneration that follows the spec",
+  checks: [noAvoidableWrites, noRedundantWrites, lastTransitionTime, observedGeneration],
+});

@@ -1,0 +1,180 @@
+import type { KubeObject } from "../../kube/kube-client.js";
+import type { WriteEntry } from "../../proxy/write-log.js";
+import { volatileOnly } from "../../contract/promises.js";
+import { describeRef, writeEvidence, type ChildRecord } from "../../scenario/reference-state.js";
+import { defineCheck, type Judgement } from "../check.js";
+import { changedOnlyVolatile, ObjectKinds, sortByPromises } from "../shared/promised.js";
+import {
+  neverQuietWrites,
+  restartAndTouches,
+  shown,
+  TARGET,
+  unreadChanges,
+  type SettledObservation,
+} from "./restart-and-touches.js";
+
+/**
+ * After convergence, a restart and foreign touches cause no write that
+ * changes anything. What the contract's promises allow (a
+ * recreated-by-design child, a heartbeat in a volatile field) is not
+ * counted, and each such write is named in the evidence.
+ */
+export const noAvoidableWrites = defineCheck({
+  id: "status-stability/no-avoidable-writes",
+  level: "MUST",
+  summary: "after convergence, a restart and foreign touches cause no write that changes anything",
+  targets: () => [TARGET],
+  targetName: (target) => target,
+  observer: restartAndTouches,
+  judge(observation, contract): Judgement {
+    if (observation.outcome === "never-quiet") {
+      const { state, effective, runaway, judged, notes } = neverQuietWrites(observation, contract);
+      return judged
+        ? {
+            status: "failed",
+            message: `${state}: ${effective.length} write(s) changed stored state${runaway ? `, ${runaway[1]} of them creates of ${runaway[0]}` : ""} (${observation.message})`,
+            evidence: { writes: shown(effective), notes },
+          }
+        : {
+            status: "inconclusive",
+            message: observation.message,
+            evidence: { writes: shown(observation.writes), notes },
+          };
+    }
+    const { after } = observation;
+    const kinds = new ObjectKinds(contract, observation.reference.children);
+    const sorted = sortByPromises(
+      after.filter((e) => e.effect === "created" || e.effect === "changed" || e.effect === "deleted"),
+      kinds,
+    );
+    const avoidable = sorted.counted;
+    const ambiguous = after.filter((e) => e.effect === "ambiguous");
+    const identity = identityChanges(observation, kinds);
+    const allowed = [...sorted.excused.map((e) => `not counted: ${e.why}`), ...identity.excused];
+    const undecided = [...sorted.unknown.map(unreadChanges), ...identity.undecided];
+    const crMoved = customResourceMovedByOthers(observation.settled, observation.customResourceTouch, after);
+    const uncounted = [
+      ...allowed,
+      ...undecided,
+      ...ambiguous.map((e) => `ambiguous (not counted): #${e.seq} ${e.effectWhy ?? ""}`),
+    ];
+    if (avoidable.length > 0 || identity.problems.length > 0) {
+      return {
+        status: "failed",
+        message: `${avoidable.length} operator write(s) changed stored state${identity.problems.length > 0 ? `; ${identity.problems.join("; ")}` : ""}`,
+        evidence: {
+          writes: avoidable.map(writeEvidence),
+          notes: [...identity.problems, ...uncounted],
+        },
+      };
+    }
+    if (undecided.length > 0) {
+      return {
+        status: "inconclusive",
+        message: `${undecided.length} change(s) to objects that have volatile fields could not be judged: which fields the writes changed could not be read`,
+        evidence: { writes: sorted.unknown.map(writeEvidence), notes: uncounted },
+      };
+    }
+    if (crMoved) {
+      return {
+        status: "inconclusive",
+        message: crMoved,
+        evidence: {
+          notes: [
+            "a writer the proxy did not see changed the custom resource: does the operator write through another client?",
+          ],
+        },
+      };
+    }
+    return {
+      status: "passed",
+      message: `no operator write changed anything${allowed.length > 0 ? " the contract promises to keep" : ""} (${after.length} request(s), ${ambiguous.length} ambiguous${allowed.length > 0 ? `, ${sorted.excused.length} allowed by its promises` : ""})`,
+      ...(ambiguous.length > 0 || allowed.length > 0
+        ? {
+            evidence: {
+              writes: [...ambiguous, ...sorted.excused.map((e) => e.entry)].map(writeEvidence),
+              notes: uncounted,
+            },
+          }
+        : {}),
+    };
+  },
+});
+
+/**
+ * Children recreated (UID changed), gone, new, or whose generation moved
+ * since the reference; what the contract's promises allow is `excused`, each
+ * with why (a generation moved only by writes to volatile fields included).
+ * Pure.
+ */
+export function identityChanges(
+  observation: Pick<SettledObservation, "reference" | "after" | "liveChildren" | "referenceChildrenNow">,
+  kinds: ObjectKinds,
+): { problems: string[]; excused: string[]; undecided: string[] } {
+  const { reference, after } = observation;
+  const problems: string[] = [];
+  const excused: string[] = [];
+  const undecided: string[] = [];
+  const report = (problem: string, why: string | undefined) => {
+    if (why) excused.push(`not counted: ${problem}: ${why}`);
+    else problems.push(problem);
+  };
+  const asWritten = (c: ChildRecord) => ({ group: c.group, resource: c.resource, name: c.ref.name });
+  const now = new Map(observation.liveChildren.map((c) => [`${c.group}/${c.resource}/${c.ref.name}`, c]));
+  reference.children.forEach((child, index) => {
+    const live = observation.referenceChildrenNow[index];
+    const name = describeRef(child.ref);
+    const uidWithdrawn = kinds.withdrawn(asWritten(child), "uid");
+    if (!live || live.gone) {
+      report(`${name} is gone`, uidWithdrawn);
+    } else if (live.uid !== child.uid) {
+      report(`${name} was recreated (uid ${child.uid} -> ${live.uid ?? "?"})`, uidWithdrawn);
+    } else if (child.generation !== undefined && live.generation !== child.generation) {
+      const changes = after.filter(
+        (e) =>
+          e.effect === "changed" &&
+          e.group === child.group &&
+          e.resource === child.resource &&
+          e.name === child.ref.name,
+      );
+      const moved = `${name}: metadata.generation moved ${child.generation} -> ${live.generation ?? "?"}`;
+      const withdrawn = kinds.withdrawn(asWritten(child), "generation");
+      // Moved only by changes of volatile fields (a hash annotation on a Deployment moves it): allowed.
+      const unread = changes.filter((e) => volatileOnly(kinds.promisesOf(e), e.changedPaths) === "unknown");
+      const volatileOnlyMoves =
+        changes.length > 0 && changes.every((e) => changedOnlyVolatile(e, kinds))
+          ? `moved only by writes of volatile fields (${changes.map((e) => `#${e.seq}`).join(", ")})`
+          : undefined;
+      const couldBeVolatile =
+        unread.length > 0 && changes.every((e) => unread.includes(e) || changedOnlyVolatile(e, kinds));
+      if (!withdrawn && !volatileOnlyMoves && couldBeVolatile) {
+        undecided.push(
+          `not judged: ${moved}: the fields its writes changed could not be read (${unread.map((e) => `#${e.seq}`).join(", ")})`,
+        );
+      } else {
+        report(moved, withdrawn ?? volatileOnlyMoves);
+      }
+    }
+    now.delete(`${child.group}/${child.resource}/${child.ref.name}`);
+  });
+  for (const extra of now.values()) {
+    report(`${describeRef(extra.ref)} is new`, kinds.withdrawn(asWritten(extra), "uid"));
+  }
+  return { problems, excused, undecided };
+}
+
+/** Why the custom resource's resourceVersion is not the one the kit's touch left, when no operator write explains it. Pure. */
+export function customResourceMovedByOthers(
+  settled: KubeObject,
+  touch: WriteEntry | undefined,
+  after: readonly WriteEntry[],
+): string | undefined {
+  const now = settled.metadata?.resourceVersion;
+  if (!touch?.resourceVersion || now === touch.resourceVersion) return undefined;
+  const explained = after.some(
+    (e) => e.seq > touch.seq && e.name === settled.metadata?.name && e.effect !== "no-op",
+  );
+  return explained
+    ? undefined
+    : `the custom resource's resourceVersion moved from ${touch.resourceVersion} (the kit's touch) to ${now ?? "?"} with no operator write through the proxy`;
+}

@@ -1,0 +1,43 @@
+import { writeEvidence } from "../../scenario/reference-state.js";
+import { defineCheck, type Judgement } from "../check.js";
+import {
+  neverQuietInconclusive,
+  neverQuietWrites,
+  restartAndTouches,
+  shown,
+  TARGET,
+} from "./restart-and-touches.js";
+
+/**
+ * Over the same stimuli as no-avoidable-writes, no write request at all,
+ * not even one the server finds a no-op.
+ */
+export const noRedundantWrites = defineCheck({
+  id: "status-stability/no-redundant-writes",
+  level: "SHOULD",
+  summary: "over the same stimuli, no write request at all, not even one the server finds a no-op",
+  targets: () => [TARGET],
+  targetName: (target) => target,
+  observer: restartAndTouches,
+  judge(observation, contract): Judgement {
+    if (observation.outcome === "never-quiet") {
+      const { state, judged, notes } = neverQuietWrites(observation, contract);
+      // Not ready and no runaway creation: an operator still making progress writes too.
+      if (!judged && !observation.ready) return neverQuietInconclusive(observation);
+      return {
+        status: "failed",
+        message: `${state}: ${observation.writes.length} write request(s)`,
+        evidence: { writes: shown(observation.writes), notes },
+      };
+    }
+    const { after } = observation;
+    if (after.length > 0) {
+      return {
+        status: "failed",
+        message: `${after.length} operator write request(s) where none was needed (the server found ${after.filter((e) => e.effect === "no-op").length} of them no-ops)`,
+        evidence: { writes: after.map(writeEvidence) },
+      };
+    }
+    return { status: "passed", message: "no write request at all" };
+  },
+});

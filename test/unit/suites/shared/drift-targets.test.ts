@@ -1,0 +1,180 @@
+import { describe, expect, it } from "vitest";
+import {
+  driftPatch,
+  driftTargets,
+  formatPath,
+  matchesTarget,
+  operatorManagedPaths,
+  parseTargetId,
+  perturb,
+} from "../../../../src/suites/shared/drift-targets.js";
+
+const none = { include: [], exclude: [] };
+
+const service = {
+  metadata: { name: "web", labels: { a: "b" } },
+  spec: {
+    selector: { app: "web" },
+    ports: [{ name: "http", port: 80, targetPort: 8080 }],
+    clusterIP: "10.0.0.9",
+  },
+};
+
+const deployment = {
+  metadata: {
+    name: "web",
+    managedFields: [
+      {
+        manager: "webapp-operator",
+        fieldsV1: {
+          "f:spec": {
+            "f:replicas": {},
+            "f:template": {
+              "f:spec": { "f:containers": { 'k:{"name":"web"}': { ".": {}, "f:image": {} } } },
+            },
+          },
+        },
+      },
+      { manager: "kube-controller-manager", fieldsV1: { "f:status": { "f:replicas": {} } } },
+    ],
+  },
+  spec: {
+    replicas: 2,
+    selector: { matchLabels: { app: "web" } },
+    template: {
+      metadata: { labels: { app: "web", tier: "front" } },
+      spec: {
+        containers: [{ name: "web", image: "img:1", args: ["--a"], env: [{ name: "X", value: "1" }] }],
+      },
+    },
+  },
+};
+
+describe("driftTargets", () => {
+  it("a Service: selector values and every port's port and targetPort, never its cluster IP", () => {
+    expect(
+      driftTargets({ kind: "Service", object: service }, none).map((t) => [t.id, t.value, t.perturbed]),
+    ).toEqual([
+      ["Service/web spec.selector.app", "web", "web-drift"],
+      ["Service/web spec.ports[0].port", 80, 81],
+      ["Service/web spec.ports[0].targetPort", 8080, 8081],
+    ]);
+  });
+
+  it("a Deployment: replicas the operator manages, template labels outside the selector, each container's image, args and env; never the selector", () => {
+    expect(
+      driftTargets({ kind: "Deployment", object: deployment }, none).map((t) => formatPath(t.path)),
+    ).toEqual([
+      "spec.replicas",
+      "spec.template.metadata.labels.tier",
+      "spec.template.spec.containers[0].image",
+      "spec.template.spec.containers[0].args",
+      "spec.template.spec.containers[0].env",
+    ]);
+    const unmanaged = { ...deployment, metadata: { name: "web" } };
+    expect(
+      driftTargets({ kind: "Deployment", object: unmanaged }, none).map((t) => formatPath(t.path)),
+    ).not.toContain("spec.replicas");
+  });
+
+  it("another kind: the spec and data fields the operator's managedFields show", () => {
+    const configMap = {
+      metadata: {
+        name: "reg-0f0e0d0c-0b0a-0908-0706-050403020100",
+        managedFields: [
+          {
+            manager: "my-operator",
+            fieldsV1: {
+              "f:data": { ".": {}, "f:owner": {}, "f:port": {} },
+              "f:metadata": { "f:labels": { "f:x": {} } },
+            },
+          },
+          { manager: "reconcile-conformance", fieldsV1: { "f:data": { "f:kit": {} } } },
+        ],
+      },
+      data: { owner: "me", port: "8080", kit: "k" },
+    };
+    expect(driftTargets({ kind: "ConfigMap", object: configMap }, none).map((t) => t.id)).toEqual([
+      "ConfigMap/reg-<uid> data.owner",
+      "ConfigMap/reg-<uid> data.port",
+    ]);
+  });
+
+  it("include and exclude by Kind/path or Kind/name path", () => {
+    const excluded = driftTargets(
+      { kind: "Service", object: service },
+      { include: [], exclude: ["Service/spec.ports"] },
+    );
+    expect(excluded.map((t) => t.id)).toEqual(["Service/web spec.selector.app"]);
+    const included = driftTargets(
+      { kind: "Service", object: service },
+      { include: ["Service/web spec.ports[0].name"], exclude: [] },
+    );
+    expect(included.map((t) => t.id)).toContain("Service/web spec.ports[0].name");
+    expect(
+      driftTargets(
+        { kind: "Service", object: service },
+        { include: ["Service/other spec.ports[0].name"], exclude: [] },
+      ).map((t) => t.id),
+    ).not.toContain("Service/web spec.ports[0].name");
+  });
+});
+
+describe("target ids", () => {
+  it.each([
+    ["Deployment/spec.replicas", { kind: "Deployment", path: ["spec", "replicas"] }],
+    ["Service/web spec.ports[0].port", { kind: "Service", name: "web", path: ["spec", "ports", 0, "port"] }],
+    ["nonsense", undefined],
+  ])("%s", (text, expected) => {
+    expect(parseTargetId(text)).toEqual(expected);
+  });
+
+  it("matches a prefix of a path", () => {
+    const [target] = driftTargets({ kind: "Service", object: service }, { include: [], exclude: [] }).slice(
+      1,
+    );
+    expect(target && matchesTarget("Service/spec.ports", target)).toBe(true);
+    expect(target && matchesTarget("Service/spec.port", target)).toBe(false);
+    expect(target && matchesTarget("Deployment/spec.ports", target)).toBe(false);
+  });
+});
+
+describe("perturb", () => {
+  it.each<[unknown, unknown]>([
+    [80, 81],
+    ["img:1", "img:1-drift"],
+    [true, false],
+    [["--a"], ["--a", "--drift"]],
+    [
+      [{ name: "X", value: "1" }],
+      [
+        { name: "X", value: "1" },
+        { name: "RECONCILE_CONFORMANCE_DRIFT", value: "drift" },
+      ],
+    ],
+    [{ a: 1 }, undefined],
+    [null, undefined],
+  ])("%j -> %j", (value, expected) => {
+    expect(perturb(value)).toEqual(expected);
+  });
+});
+
+describe("operatorManagedPaths and driftPatch", () => {
+  it("resolves keyed list elements to positions, and leaves out the built-in controllers", () => {
+    expect(operatorManagedPaths(deployment).map(formatPath)).toEqual([
+      "spec.replicas",
+      "spec.template.spec.containers[0].image",
+    ]);
+  });
+
+  it("replaces the target and adds the foreign metadata, creating the maps when absent (JSON pointers escaped)", () => {
+    const [selector] = driftTargets({ kind: "Service", object: service }, none);
+    if (!selector) throw new Error("no target");
+    const foreign = { annotation: ["example.com/a", "1"], label: ["example.com/l", "1"] } as const;
+    expect(driftPatch(selector, service, foreign)).toEqual([
+      { op: "replace", path: "/spec/selector/app", value: "web-drift" },
+      { op: "add", path: "/metadata/annotations", value: { "example.com/a": "1" } },
+      { op: "add", path: "/metadata/labels/example.com~1l", value: "1" },
+    ]);
+  });
+});
