@@ -36,8 +36,4 @@ const bundle = (name, input) => ({
   },
 });
 
-export default [
-  bundle("cli", "src/cli.ts"),
-  bundle("index", "src/action/index.ts"),
-  bundle("post", "src/action/post.ts"),
-];
+export default [bundle("cli", "src/cli.ts"), bundle("index", "src/index.ts"), bundle("post", "src/post.ts")];

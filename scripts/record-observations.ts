@@ -16,6 +16,7 @@ const { values } = parseArgs({
 });
 if (!values.from) throw new Error("--from DIR: the --work-dir of a kill matrix run");
 const root = join(import.meta.dirname, "..");
+const MAX_FIXTURE_BYTES = 512 * 1024;
 
 /** Every observation.json below `dir`. */
 async function observations(dir: string): Promise<string[]> {
@@ -64,9 +65,15 @@ for (const operator of MATRIX_OPERATORS) {
         verdict: { status: verdict?.status, message: verdict?.message },
         observation: hit.data.observation,
       };
+      const text = `${JSON.stringify(fixture, null, 1)}\n`;
+      if (text.length > MAX_FIXTURE_BYTES) {
+        // An operator that never fell quiet records thousands of writes: too big to keep in the repository.
+        console.log(`${operator.name}/${name}: ${check}'s observation is ${text.length} bytes; not kept`);
+        continue;
+      }
       const out = join(values.to, operator.name, name, `${check.replace("/", "--")}.json`);
       await mkdir(join(values.to, operator.name, name), { recursive: true });
-      await writeFile(out, `${JSON.stringify(fixture, null, 1)}\n`);
+      await writeFile(out, text);
       written++;
     }
   }

@@ -1,4 +1,4 @@
-// The Action's post step (action.yml: runs.post -> dist/post.js), run whatever became of the main
+// The Action's post step (action.yml: runs.post -> dist/post.js, entry src/post.ts), run whatever became of the main
 // step: passed, failed, cancelled, or killed before it could clean up. It runs the CLI's `clean`:
 // everything whose owner is gone (the main step, by now) is removed: operator process groups,
 // clusters. A cluster kept by keep-cluster was handed over by the main step and stays.
@@ -28,17 +28,22 @@ function jobLog(): Writable {
   });
 }
 
-const shutdown = abortOnSignals();
-const owner = core.getState(STATE.ownerPid);
-core.info(`reconcile-conformance: removing what the main step${owner ? ` (pid ${owner})` : ""} left running`);
-const code = await main(["clean"], {
-  runner: actionsCommandRunner,
-  environment: processEnvironment(),
-  stdout: jobLog(),
-  stderr: jobLog(),
-  signal: shutdown.signal,
-});
-shutdown.dispose();
-// A cleanup that could not finish is worth a warning, not a failed job: the verdict is the main step's.
-if (code !== 0)
-  core.warning(`reconcile-conformance clean could not remove everything (exit ${code}); see above`);
+/** The post step: `clean`, its output into the job log; a cleanup that could not finish only warns. */
+export async function runPost(): Promise<void> {
+  const shutdown = abortOnSignals();
+  const owner = core.getState(STATE.ownerPid);
+  core.info(
+    `reconcile-conformance: removing what the main step${owner ? ` (pid ${owner})` : ""} left running`,
+  );
+  const code = await main(["clean"], {
+    runner: actionsCommandRunner,
+    environment: processEnvironment(),
+    stdout: jobLog(),
+    stderr: jobLog(),
+    signal: shutdown.signal,
+  });
+  shutdown.dispose();
+  // A cleanup that could not finish is worth a warning, not a failed job: the verdict is the main step's.
+  if (code !== 0)
+    core.warning(`reconcile-conformance clean could not remove everything (exit ${code}); see above`);
+}

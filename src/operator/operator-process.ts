@@ -64,8 +64,8 @@ export interface OperatorProcessOptions {
 /**
  * The operator as a local process: its own process group (so a crash kills
  * everything it spawned, `go run` included), KUBECONFIG pointing at the
- * proxy, output to one log file per run. The proxy's crash-after fault is
- * wired to `crash()`.
+ * proxy, output to one log file per run. Whoever launches it wires the
+ * proxy's crash-after fault to `crash()`.
  */
 export class OperatorProcess implements OperatorUnderTest {
   private child: ChildProcess | undefined;
@@ -76,9 +76,7 @@ export class OperatorProcess implements OperatorUnderTest {
   private recordPath: string | undefined;
   readonly logFiles: string[] = [];
 
-  constructor(private readonly options: OperatorProcessOptions) {
-    options.proxy.setCrashHandler(() => this.crash());
-  }
+  constructor(private readonly options: OperatorProcessOptions) {}
 
   /** The process group id (= pid of the command) of the current run. */
   get pgid(): number | undefined {

@@ -1,17 +1,23 @@
 import type { KubeClient } from "../kube/kube-client.js";
 import type { ApiProxy } from "../proxy/api-proxy.js";
+import type { KillRecord } from "../proxy/faults.js";
 
 /**
  * The operator of one scenario, however it runs: a local process group
  * (operator.command) or a Deployment in the cluster (operator.deploy).
  * Either way it reaches the API server only through the scenario's proxy,
- * and the proxy's crash-after fault is wired to kill it.
+ * and whoever launches it wires the proxy's crash-after fault to `crash()`.
  */
 export interface OperatorUnderTest {
   /** Starts it; resolves once it listed or watched the custom resource through the proxy. */
   start(signal?: AbortSignal): Promise<void>;
   /** A new run after a crash or a stop; resolves once the new run listed or watched the custom resource. */
   restart(signal?: AbortSignal): Promise<void>;
+  /**
+   * Kills the current run at once, as a crash would; resolves once it is
+   * gone, with what was killed. The proxy's crash-after handler.
+   */
+  crash(): Promise<KillRecord>;
   /** Stops it for good (the scenario is over). */
   stop(): Promise<void>;
   /** The last lines of the current (or last) run's log, for evidence. */

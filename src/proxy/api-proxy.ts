@@ -13,18 +13,14 @@ import { silentLogger, type Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
 import { readStream } from "../util/streams.js";
 import { FaultPlan, type ArmedFault, type FaultSpec, type KillRecord } from "./faults.js";
-import {
-  HistoricalReads,
-  watchErrorText,
-  type HistoricalReadProof,
-  type HistoricalReadSpec,
-  type HistoricalRoute,
-} from "./historical-reads.js";
+import type { HistoricalReadProof, HistoricalReadSpec } from "./historical-reads.js";
+import { filterHeaders, respondStatus } from "./http-messages.js";
+import { OperatorActivity } from "./operator-activity.js";
 import { proxyKubeconfig, writeProxyKubeconfig } from "./operator-kubeconfig.js";
 import { createProxyCertificate, type ProxyCertificate } from "./proxy-certificate.js";
-import { ReadLog, readParameters, type ReadQuery } from "./read-log.js";
+import { ReadHandler } from "./read-handler.js";
+import { ReadLog, type ReadQuery } from "./read-log.js";
 import { classifyRequest, isMutating, type RequestInfo } from "./request-classifier.js";
-import { watchEventStream, type WatchEvent } from "./watch-events.js";
 import { WatchFaults, type ArmedWatchFault, type WatchFaultSpec } from "./watch-faults.js";
 import { WriteHandler, type WriteAnswer } from "./write-handler.js";
 import { WriteLog, type WriteEntry } from "./write-log.js";
@@ -67,48 +63,31 @@ export interface QuietReport {
   readonly hung: readonly WriteEntry[];
 }
 
-// Headers that describe one connection, never forwarded (RFC 9110 section 7.6.1).
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-]);
-
 /**
  * An HTTP reverse proxy on 127.0.0.1 that is the operator's only door to the
  * API server. Only requests carrying the run's bearer token get through: the
- * operator's (its kubeconfig has it) or the kit's own. Reads stream through
- * untouched (watches event by event, at one seam a later fault can act on)
- * and go to the read log; every write goes through the write handler, which
- * logs it with an exact effect and lets armed faults act on exactly the
- * write they match.
+ * operator's (its kubeconfig has it) or the kit's own. Every read goes
+ * through the read handler, which streams it through untouched (watches
+ * event by event, at one seam a later fault can act on) and logs it; every
+ * write goes through the write handler, which logs it with an exact effect
+ * and lets armed faults act on exactly the write they match. The
+ * operator's writes are its activity, which quiet detection reads.
  */
 export class ApiProxy {
   readonly writeLog: WriteLog;
   readonly readLog: ReadLog;
   readonly faults: FaultPlan;
   private readonly writes: WriteHandler;
+  private readonly reads: ReadHandler;
+  private readonly activity: OperatorActivity;
   private readonly sockets = new Set<Socket>();
   /** The operator's token; replaced (the old one refused from then on) by revokeOperatorToken. */
   private operatorToken = secret(randomBytes(32).toString("hex"));
   private readonly kitToken = secret(randomBytes(32).toString("hex"));
   private crashHandler: (() => Promise<KillRecord>) | undefined;
-  /** The operator's open watch streams (all of the current token). */
-  private readonly operatorWatches = new Set<http.ServerResponse>();
   /** The operator's watch faults (hold, coalesce) and the gates of its open watch streams. */
   private readonly watchFaults = new WatchFaults();
-  /** Historical reads armed for the operator's next run, when a scenario asked for them. */
-  private history: HistoricalReads | undefined;
   private operatorRun = 0;
-  private operatorWritesInFlight = 0;
-  private lastOperatorWriteAt: number;
   private operatorRequests = 0;
   private refusedRequests = 0;
   private readonly clock: Clock;
@@ -122,7 +101,7 @@ export class ApiProxy {
   ) {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
-    this.lastOperatorWriteAt = this.clock.now();
+    this.activity = new OperatorActivity(this.clock, options.quietNamespace);
     const { logDir } = options;
     this.writeLog = new WriteLog(logDir === undefined ? undefined : join(logDir, "writes.ndjson"));
     this.readLog = new ReadLog(
@@ -131,6 +110,12 @@ export class ApiProxy {
         : { reads: join(logDir, "reads.ndjson"), events: join(logDir, "watch-events.ndjson") },
     );
     this.faults = new FaultPlan(this.writeLog);
+    this.reads = new ReadHandler({
+      connection,
+      log: this.readLog,
+      writeLog: this.writeLog,
+      watchFaults: this.watchFaults,
+    });
     this.writes = new WriteHandler({
       connection,
       log: this.writeLog,
@@ -226,8 +211,7 @@ export class ApiProxy {
    * served and whether the API server could.
    */
   armHistory(spec: HistoricalReadSpec): { proof(): HistoricalReadProof } {
-    const history = new HistoricalReads(spec);
-    this.history = history;
+    const history = this.reads.armHistory(spec);
     return { proof: () => history.proof() };
   }
 
@@ -262,8 +246,7 @@ export class ApiProxy {
     this.operatorToken = secret(randomBytes(32).toString("hex"));
     // Its open watches too: a killed process's would close with it; a Pod's would go on for as long
     // as its container takes to stop, feeding a dead run events.
-    for (const watch of this.operatorWatches) watch.destroy();
-    this.operatorWatches.clear();
+    this.reads.closeOperatorWatches();
   }
 
   /**
@@ -311,12 +294,12 @@ export class ApiProxy {
 
   /** Operator writes received and not yet answered, hung ones excepted: convergence needs zero. */
   get inFlightWrites(): number {
-    return this.operatorWritesInFlight;
+    return this.activity.inFlightWrites;
   }
 
   /** How long since the operator's last write arrived or completed, in ms (for convergence polls). */
   get operatorIdleMs(): number {
-    return this.operatorWritesInFlight > 0 ? 0 : this.clock.now() - this.lastOperatorWriteAt;
+    return this.activity.idleMs;
   }
 
   /**
@@ -333,9 +316,9 @@ export class ApiProxy {
   }): Promise<QuietReport> {
     await pollUntil(
       () => {
-        const idleFor = this.clock.now() - this.lastOperatorWriteAt;
-        if (this.operatorWritesInFlight > 0)
-          return { done: false, reason: `${this.operatorWritesInFlight} operator write(s) in flight` };
+        const inFlight = this.activity.inFlightWrites;
+        if (inFlight > 0) return { done: false, reason: `${inFlight} operator write(s) in flight` };
+        const idleFor = this.activity.idleMs;
         if (idleFor < options.quietMs)
           return { done: false, reason: `last operator write ${idleFor} ms ago` };
         return { done: true, value: undefined };
@@ -374,7 +357,19 @@ export class ApiProxy {
     if (actor === "operator") this.operatorRequests++;
     const info = classifyRequest(req.method ?? "GET", req.url ?? "/", req.headers["content-type"]);
     if (isMutating(info.verb)) return this.handleWrite(req, res, actor, info);
-    return this.pipeThrough(req, res, info, actor);
+    return this.reads.handle(
+      {
+        actor,
+        ...(actor === "operator" ? { run: this.operatorRun } : {}),
+        info,
+        method: req.method ?? "GET",
+        url: req.url ?? "/",
+        headers: this.forwardHeaders(req.headers, actor),
+        time: isoNow(this.clock),
+      },
+      req,
+      res,
+    );
   }
 
   /** Which token the request carries, compared in constant time; undefined for none or a wrong one. */
@@ -388,125 +383,7 @@ export class ApiProxy {
     return undefined;
   }
 
-  /** Notes a watch event passed to the operator: what it could know, and from when. */
-  private recordDelivery(info: RequestInfo, run: number | undefined, event: WatchEvent): void {
-    const { type, object } = event;
-    if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
-    if (!object?.name || !object.resourceVersion) return;
-    this.readLog.deliver({
-      type,
-      group: info.group,
-      resource: info.resource,
-      ...(object.namespace ? { namespace: object.namespace } : {}),
-      name: object.name,
-      resourceVersion: object.resourceVersion,
-      ...(run === undefined ? {} : { run }),
-      beforeWriteSeq: this.writeLog.nextSeqToTake,
-    });
-  }
-
-  /** Streams a read and its answer through unchanged; a watch event by event. */
-  private async pipeThrough(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    info: RequestInfo,
-    actor: "operator" | "kit",
-  ): Promise<void> {
-    const run = actor === "operator" ? this.operatorRun : undefined;
-    const time = isoNow(this.clock);
-    const record = (code: number, url: string) => {
-      if (info.verb !== "get" && info.verb !== "list" && info.verb !== "watch") return;
-      this.readLog.record({
-        time,
-        actor,
-        ...(run === undefined ? {} : { run }),
-        verb: info.verb,
-        group: info.group,
-        version: info.version,
-        resource: info.resource,
-        ...(info.subresource ? { subresource: info.subresource } : {}),
-        ...(info.namespace ? { namespace: info.namespace } : {}),
-        ...(info.name ? { name: info.name } : {}),
-        ...readParameters(info, url),
-        code,
-      });
-    };
-    const past: HistoricalRoute =
-      run !== undefined && this.history ? this.history.route(info, req.url ?? "/", run) : { kind: "pass" };
-    if (past.kind === "refuse-watch-list") {
-      record(422, req.url ?? "/");
-      respondStatus(res, 422, "Invalid", past.message);
-      return;
-    }
-    const path = past.kind === "list-from-past" ? past.path : (req.url ?? "/");
-    const controller = new AbortController();
-    // The client went away (a cancelled watch): stop the upstream request too.
-    res.on("close", () => {
-      if (!res.writableFinished) controller.abort();
-    });
-    const upstreamReq = await this.connection.open({
-      method: req.method ?? "GET",
-      path,
-      headers: this.forwardHeaders(req.headers, actor),
-      signal: controller.signal,
-    });
-    upstreamReq.on("response", (upstreamRes) => {
-      const status = upstreamRes.statusCode ?? 502;
-      record(status, path);
-      if (past.kind === "list-from-past") past.list.code = status;
-      if (past.kind === "watch-from-past") past.watch.code = status;
-      if (past.kind === "list-from-past" && status !== 200) {
-        // The past is gone (compacted) or refused: the proof keeps the server's words, the operator
-        // gets its answer as it came (its reflector retries with a list of the present).
-        void readStream(upstreamRes).then(
-          (body) => {
-            past.list.refusal = statusMessage(body);
-            res.writeHead(status, filterHeaders(upstreamRes.headers));
-            res.end(body);
-          },
-          () => res.destroy(),
-        );
-        return;
-      }
-      res.writeHead(status, filterHeaders(upstreamRes.headers));
-      const watching = info.verb === "watch" && status === 200;
-      // A watch's headers must leave now (its first event may be minutes away); any other answer's
-      // go out with its first bytes: one TLS write instead of two.
-      if (watching) res.flushHeaders();
-      if (watching && actor === "operator") {
-        this.operatorWatches.add(res);
-        res.once("close", () => this.operatorWatches.delete(res));
-      }
-      const body = watching
-        ? upstreamRes.pipe(
-            watchEventStream(upstreamRes.headers["content-type"], {
-              contentEncoding: upstreamRes.headers["content-encoding"],
-              ...(actor === "operator"
-                ? {
-                    onEvent: (event) => {
-                      if (past.kind === "watch-from-past" && event.type === "ERROR")
-                        past.watch.error ??= watchErrorText(event.bytes);
-                      this.recordDelivery(info, run, event);
-                    },
-                    gate: (send) =>
-                      this.watchFaults.gateFor(info, send, res, {
-                        sendsInitialEvents: /[?&]sendInitialEvents=true(&|$)/.test(req.url ?? ""),
-                      }),
-                  }
-                : {}),
-            }),
-          )
-        : upstreamRes;
-      body.pipe(res);
-      upstreamRes.on("error", () => res.destroy());
-    });
-    upstreamReq.on("error", (error) => {
-      if (!res.headersSent) respondStatus(res, 502, "BadGateway", `upstream: ${error.message}`);
-      else res.destroy();
-    });
-    req.pipe(upstreamReq);
-  }
-
+  /** Hands a write to the write handler, as operator activity when it counts, and sends its answer. */
   private async handleWrite(
     req: http.IncomingMessage,
     res: http.ServerResponse,
@@ -515,14 +392,7 @@ export class ApiProxy {
   ): Promise<void> {
     const time = isoNow(this.clock);
     const run = actor === "operator" ? this.operatorRun : undefined;
-    const { quietNamespace } = this.options;
-    const counted =
-      actor === "operator" &&
-      (quietNamespace === undefined || info.namespace === undefined || info.namespace === quietNamespace);
-    if (counted) {
-      this.operatorWritesInFlight++;
-      this.lastOperatorWriteAt = this.clock.now();
-    }
+    const ended = this.activity.begin({ actor, namespace: info.namespace });
     let answer: WriteAnswer | undefined;
     try {
       const body = await readStream(req);
@@ -540,10 +410,7 @@ export class ApiProxy {
           ? { kind: "answer", answer: (await this.writes.kitWrite(write)).answer }
           : await this.writes.handle(write);
     } finally {
-      if (counted) {
-        this.operatorWritesInFlight--;
-        this.lastOperatorWriteAt = this.clock.now();
-      }
+      ended();
     }
     switch (answer.kind) {
       case "answer":
@@ -580,39 +447,6 @@ export class ApiProxy {
     }
     return headers;
   }
-}
-
-/** The message of a Status body (JSON), or its first bytes. */
-function statusMessage(body: Buffer): string {
-  try {
-    const status = JSON.parse(body.toString("utf8")) as { message?: unknown };
-    if (typeof status.message === "string") return status.message;
-  } catch {
-    // not JSON
-  }
-  return body.subarray(0, 200).toString("utf8");
-}
-
-function filterHeaders(headers: http.IncomingHttpHeaders): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [key, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(key.toLowerCase())) out[key] = value;
-  }
-  return out;
-}
-
-function respondStatus(res: http.ServerResponse, code: number, reason: string, message: string): void {
-  const body = JSON.stringify({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason,
-    code,
-  });
-  res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) });
-  res.end(body);
 }
 
 /** A token of this run, registered so that a job log masks it. */

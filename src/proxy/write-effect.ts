@@ -8,6 +8,14 @@ import type { Verb } from "./request-classifier.js";
  */
 export type WriteEffect = "created" | "changed" | "no-op" | "deleted" | "rejected" | "ambiguous";
 
+/** The effects that changed what is stored: an effective write (never `ambiguous`: the proxy could not tell). */
+const EFFECTIVE: ReadonlySet<WriteEffect> = new Set(["created", "changed", "deleted"]);
+
+/** Whether a write changed what the API server stores: it created, changed or deleted an object. */
+export function isEffective(write: { readonly effect: WriteEffect }): boolean {
+  return EFFECTIVE.has(write.effect);
+}
+
 /** The facts about one write that decide its effect. */
 export interface EffectFacts {
   readonly verb: Verb;

@@ -153,6 +153,7 @@ export class Scenario {
       });
       cleanups.push({ what: "the proxy", run: () => proxy.close() });
       const operator = deps.operators.launch({ namespace, proxy, workDir, kube: deps.kube });
+      proxy.setCrashHandler(() => operator.crash());
       cleanups.push({ what: "the operator", run: () => operator.stop() });
       const kit = proxy.kitClient();
       cleanups.push({ what: "the kit's client", run: () => Promise.resolve(kit.close()) });

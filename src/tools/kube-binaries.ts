@@ -15,18 +15,12 @@ import { describeError, InfrastructureError, UsageError } from "../errors.js";
 import { findExecutable, tailLines, type CommandRunner } from "../process/command-runner.js";
 import { pathExists } from "../util/files.js";
 import type { Logger } from "../util/logger.js";
-import {
-  currentReleasePlatform,
-  downloadKubeBinaries,
-  PINNED_RELEASES,
-  readReleaseStamp,
-  releaseFiles,
-  ReleaseErrorCode,
-  unreachableReason,
-  type ReleaseBaseUrls,
-  type ReleasePlatform,
-  type ReleaseStamp,
-} from "./release-binaries.js";
+import { currentReleasePlatform, releaseFiles, type ReleasePlatform } from "./download-plan.js";
+import { downloadKubeBinaries } from "./release-binaries.js";
+import { unreachableReason } from "./release-download.js";
+import { ReleaseErrorCode } from "./release-error-codes.js";
+import { PINNED_RELEASES, type ReleaseBaseUrls } from "./release-pins.js";
+import { readReleaseStamp, type ReleaseStamp } from "./release-stamp.js";
 
 /** `auto`: what is there, else a download, else (downloads unreachable) a build. */
 export const BINARIES_MODES = ["auto", "download", "build"] as const;

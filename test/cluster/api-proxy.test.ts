@@ -67,6 +67,7 @@ async function harness(): Promise<Harness> {
     workDir,
     kube: cluster.client,
   });
+  proxy.setCrashHandler(() => operator.crash());
   const h = { namespace, proxy, operator, workDir };
   opened.push(h);
   return h;

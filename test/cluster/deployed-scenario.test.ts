@@ -108,6 +108,7 @@ beforeAll(async () => {
     customResource: WEBAPP_RESOURCE,
     logger: silentLogger,
   });
+  proxy.setCrashHandler(() => operator.crash());
 }, 180_000);
 
 afterAll(async () => {

@@ -39,13 +39,15 @@ beforeAll(async () => {
   proxy = await ApiProxy.start({
     upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
   });
-  operator = new OperatorProcess({
+  const launched = new OperatorProcess({
     command: { argv: [binary, `--watch-namespace=${namespace}`] },
     proxy,
     customResource: WEBAPP_RESOURCE,
     workDir: await mkdtemp(join(tmpdir(), "rc-webapp-")),
     kube: cluster.client,
   });
+  proxy.setCrashHandler(() => launched.crash());
+  operator = launched;
   await operator.start();
 });
 

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KWOK_BINARIES } from "../../src/cluster/kwok-provider.js";
 import { ExitCode } from "../../src/errors.js";
-import { PINNED_RELEASES, RELEASE_STAMP_FILE } from "../../src/tools/release-binaries.js";
+import { PINNED_RELEASES } from "../../src/tools/release-pins.js";
+import { RELEASE_STAMP_FILE } from "../../src/tools/release-stamp.js";
 import { uniqueClusterName } from "../support/kwok-cluster.js";
 import {
   closeServer,

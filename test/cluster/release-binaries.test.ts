@@ -9,13 +9,10 @@ import { KWOK_BINARIES, KwokProvider } from "../../src/cluster/kwok-provider.js"
 import { AbortedError, InfrastructureError } from "../../src/errors.js";
 import { KubeClient } from "../../src/kube/kube-client.js";
 import { zxCommandRunner } from "../../src/process/command-runner.js";
-import {
-  downloadKubeBinaries,
-  PINNED_RELEASES,
-  readReleaseStamp,
-  RELEASE_STAMP_FILE,
-  ReleaseErrorCode,
-} from "../../src/tools/release-binaries.js";
+import { downloadKubeBinaries } from "../../src/tools/release-binaries.js";
+import { ReleaseErrorCode } from "../../src/tools/release-error-codes.js";
+import { PINNED_RELEASES } from "../../src/tools/release-pins.js";
+import { readReleaseStamp, RELEASE_STAMP_FILE } from "../../src/tools/release-stamp.js";
 import { silentLogger, type Logger } from "../../src/util/logger.js";
 import {
   closeServer,

@@ -177,7 +177,6 @@ describe("OperatorProcess ownership records", () => {
   /** Just enough of a proxy for start/stop: the operator counts as started at once. */
   function fakeProxy(): ApiProxy {
     const fake = {
-      setCrashHandler: () => undefined,
       writeKubeconfig: async (path: string) => {
         await writeFile(path, "");
         return path;

@@ -5,11 +5,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from "node:path";
 import { defaultKubeBinDir, processEnvironment } from "../../src/cluster/cluster-config.js";
 import { zxCommandRunner } from "../../src/process/command-runner.js";
-import {
-  currentReleasePlatform,
-  PINNED_RELEASES,
-  type ReleaseBaseUrls,
-} from "../../src/tools/release-binaries.js";
+import { currentReleasePlatform } from "../../src/tools/download-plan.js";
+import { PINNED_RELEASES, type ReleaseBaseUrls } from "../../src/tools/release-pins.js";
 
 // A local stand-in for the release sites: the binaries hack/kube-binaries/build.sh
 // built, served under the paths dl.k8s.io and GitHub use, each behind a

@@ -44,7 +44,7 @@ const rules: IForbiddenRuleType[] = [
   {
     name: "the-core-never-imports-the-action-toolkit",
     severity: "error",
-    from: { path: "^src/", pathNot: "^src/action/" },
+    from: { path: "^src/", pathNot: "^src/(action/|main\\.ts$|post\\.ts$|index\\.ts$)" },
     to: { path: "^node_modules/@actions/" },
   },
 ];

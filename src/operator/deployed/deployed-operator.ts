@@ -184,7 +184,6 @@ export class DeployedOperator implements OperatorUnderTest {
       deployment: { name: setup.target.name, namespace: seat.namespace },
       container: setup.target.container,
     });
-    seat.proxy.setCrashHandler(() => this.crash());
   }
 
   async start(signal?: AbortSignal): Promise<void> {
@@ -238,7 +237,7 @@ export class DeployedOperator implements OperatorUnderTest {
   }
 
   /** The proxy's crash-after handler: the Pod is gone (and its token refused) when this resolves. */
-  private async crash(): Promise<KillRecord> {
+  async crash(): Promise<KillRecord> {
     const pod = await this.replacePod("crash");
     this.crashed = true;
     return { signal: "Pod deleted with grace period 0", pids: [], pod };

@@ -6,18 +6,18 @@ import type { WriteEntry } from "../../proxy/write-log.js";
 import { GIVE_UP_IDLE_MS, hasGivenUp, isQuiet, silentFor } from "../../scenario/quiescence.js";
 import { liveChildren, writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
-import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 import { defineCheck, type Judgement } from "../check.js";
-import { driftTargets, formatPath, valueAt, type DriftTarget } from "../shared/drift-targets.js";
+import {
+  childTargets,
+  formatPath,
+  valueAt,
+  type ChildTarget,
+  type DriftTarget,
+} from "../shared/drift-targets.js";
 
-export interface DeletedChildTarget {
-  /** "Service/hello": the child's kind and normalised name. */
-  readonly name: string;
-  readonly child: ReferenceChild;
-  /** Its managed fields in the reference, compared on the recreated child. */
-  readonly fields: readonly DriftTarget[];
-}
+/** One child of the reference of the sample. */
+export type DeletedChildTarget = ChildTarget;
 
 /** How the wait for the recreation ended. */
 export type Recreation =
@@ -53,11 +53,7 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
         skip: "the operator created no child on its way to the reference: nothing to delete",
       };
     }
-    return children.map((child) => ({
-      name: `${child.ref.kind}/${normalisedName(child.ref)}`,
-      child,
-      fields: driftTargets({ kind: child.ref.kind, object: child.object }, contract.drift),
-    }));
+    return childTargets(children, contract.drift);
   },
   targetName: (target) => target.name,
   observer: {

@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from "node:util";
 import { describeError } from "../../errors.js";
 import type { KubeObject } from "../../kube/kube-client.js";
 import { normalisedName } from "../../proxy/faults.js";
+import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import { hasGivenUp, isQuiet, silentFor, GIVE_UP_IDLE_MS } from "../../scenario/quiescence.js";
 import {
@@ -157,9 +158,7 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
       };
     }
     const repaired = repair.object;
-    const effective = writes.filter(
-      (e) => e.effect === "changed" || e.effect === "created" || e.effect === "deleted",
-    );
+    const effective = writes.filter(isEffective);
     const recreated =
       repaired.metadata?.uid === child.uid
         ? undefined

@@ -11,19 +11,20 @@ import { Inconclusive } from "../../scenario/scenario.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 import { defineCheck, type Judgement } from "../check.js";
-import { driftTargets, formatPath, valueAt, type DriftTarget } from "../shared/drift-targets.js";
+import {
+  childTargets,
+  formatPath,
+  valueAt,
+  type ChildTarget,
+  type DriftTarget,
+} from "../shared/drift-targets.js";
 import { isStatusWrite, statusClaim, type CustomResourceKind } from "../shared/status-claims.js";
 
 type Diffs = NonNullable<Evidence["diffs"]>;
 
 /** A child of the reference, to create before its custom resource exists. */
-export interface PreexistingChildTarget {
-  /** "Service/hello": the child's kind and normalised name. */
-  readonly name: string;
-  readonly child: ReferenceChild;
-  /** Its managed fields: what the kit's copy sets otherwise. */
-  readonly fields: readonly DriftTarget[];
-}
+/** One child of the reference of the sample. */
+export type PreexistingChildTarget = ChildTarget;
 
 /** One poll of the wait: the custom resource's readiness and the child's fields that differ. */
 export interface PreexistingSample {
@@ -69,11 +70,7 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
         skip: "the operator created no child on its way to the reference: none can exist first",
       };
     }
-    return children.map((child) => ({
-      name: `${child.ref.kind}/${normalisedName(child.ref)}`,
-      child,
-      fields: driftTargets({ kind: child.ref.kind, object: child.object }, contract.drift),
-    }));
+    return childTargets(children, contract.drift);
   },
   targetName: (target) => target.name,
   skipTarget({ child, fields }, { contract }) {

@@ -13,6 +13,7 @@
  */
 
 import { normalisedName } from "../../proxy/faults.js";
+import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { asRecord } from "../../util/records.js";
 
 /** A path into an object: keys, and list positions. */
@@ -256,4 +257,22 @@ export function driftPatch(
     }
   }
   return ops;
+}
+
+/** A child of a reference as one scenario's target, with its managed fields. */
+export interface ChildTarget {
+  /** "Service/hello": the child's kind and normalised name, the same in every scenario. */
+  readonly name: string;
+  readonly child: ReferenceChild;
+  /** Its managed fields in the reference (the drift targets of its object). */
+  readonly fields: readonly DriftTarget[];
+}
+
+/** One target per child of a reference, each with its managed fields. */
+export function childTargets(children: readonly ReferenceChild[], selection: Selection): ChildTarget[] {
+  return children.map((child) => ({
+    name: `${child.ref.kind}/${normalisedName(child.ref)}`,
+    child,
+    fields: driftTargets({ kind: child.ref.kind, object: child.object }, selection),
+  }));
 }

@@ -1,4 +1,5 @@
 import type { KubeObject } from "../../kube/kube-client.js";
+import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import { volatileOnly } from "../../contract/promises.js";
 import { describeRef, writeEvidence, type ChildRecord } from "../../scenario/reference-state.js";
@@ -43,10 +44,7 @@ export const noAvoidableWrites = defineCheck({
     }
     const { after } = observation;
     const kinds = new ObjectKinds(contract, observation.reference.children);
-    const sorted = sortByPromises(
-      after.filter((e) => e.effect === "created" || e.effect === "changed" || e.effect === "deleted"),
-      kinds,
-    );
+    const sorted = sortByPromises(after.filter(isEffective), kinds);
     const avoidable = sorted.counted;
     const ambiguous = after.filter((e) => e.effect === "ambiguous");
     const identity = identityChanges(observation, kinds);

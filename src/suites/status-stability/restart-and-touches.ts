@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Contract } from "../../contract/load-contract.js";
 import { observedGenerationOf } from "../../contract/observed-generation.js";
 import type { KubeObject, ObjectRef } from "../../kube/kube-client.js";
+import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { Evidence } from "../../report/report-model.js";
 import { isQuiet } from "../../scenario/quiescence.js";
@@ -280,10 +281,7 @@ export function neverQuietWrites(observation: NeverQuietObservation, contract: C
     ? "the custom resource was ready but the operator never fell quiet"
     : "the operator never fell quiet (and the custom resource never became ready)";
   // What the contract allows (a heartbeat in a volatile field of the custom resource) is not counted.
-  const sorted = sortByPromises(
-    writes.filter((e) => e.effect === "created" || e.effect === "changed" || e.effect === "deleted"),
-    kinds,
-  );
+  const sorted = sortByPromises(writes.filter(isEffective), kinds);
   const effective = sorted.counted;
   const notes = [
     `${writes.length} operator write(s) in the wait; the last ${Math.min(20, writes.length)} shown`,

@@ -43,7 +43,7 @@ describe("action.yml", () => {
   });
 
   it("declares the outputs the main step sets", () => {
-    const source = readFileSync(join(root, "src/action/main.ts"), "utf8");
+    const source = readFileSync(join(root, "src/main.ts"), "utf8");
     const set = new Set(
       [...source.matchAll(/setOutput\("([a-z-]+)"/g)]
         .map((m) => m[1])

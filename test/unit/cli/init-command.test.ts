@@ -1,13 +1,14 @@
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { stringify } from "yaml";
+import { parse, stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { initCommand } from "../../../src/cli/init-command.js";
 import { contractJsonSchema } from "../../../src/contract/contract-schema.js";
 import { loadContract, type Contract, type ProcessOperator } from "../../../src/contract/load-contract.js";
 import { ExitCode, UsageError } from "../../../src/errors.js";
 import { pathExists } from "../../../src/util/files.js";
+import { asRecord } from "../../../src/util/records.js";
 import { commandContext, refusingRunner } from "../../support/command-context.js";
 import { exampleCrd } from "../../support/crd-fixture.js";
 import { exampleDir } from "../../support/webapp-example.js";
@@ -140,6 +141,68 @@ function prose(text: string): string {
     .join(" ");
 }
 
+/**
+ * A part of the file shown commented out, from its first line (`  # key:`)
+ * through the lines indented under it, uncommented.
+ */
+function commentedOut(text: string, first: string): string {
+  const lines = text.split("\n");
+  const start = lines.indexOf(first);
+  expect(start, first).toBeGreaterThan(0);
+  const prefix = first.slice(0, first.indexOf("#") + 2);
+  const part = [lines[start] ?? ""];
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith(`${prefix}  `)) break;
+    part.push(line);
+  }
+  return part.map((line) => line.slice(prefix.length)).join("\n");
+}
+
+/** The comment lines right above line `at` (same indentation), as one line of prose. */
+function commentAbove(lines: readonly string[], at: number): string {
+  const indent = /^ */.exec(lines[at] ?? "")?.[0] ?? "";
+  const above: string[] = [];
+  for (let i = at - 1; i >= 0 && (lines[i] ?? "").startsWith(`${indent}# `); i--) {
+    above.unshift((lines[i] ?? "").slice(indent.length + 2));
+  }
+  return above.join(" ");
+}
+
+/** The `properties` of a JSON Schema object node ({} when it has none). */
+function propertiesOf(schema: unknown): Record<string, unknown> {
+  return asRecord(asRecord(schema).properties);
+}
+
+function descriptionOf(schema: unknown): string | undefined {
+  const description = asRecord(schema).description;
+  return typeof description === "string" ? description : undefined;
+}
+
+/**
+ * The fields written in `text` (at any depth) that the contract's JSON Schema
+ * describes, in order, after asserting that the comment right above each
+ * holds the schema's description of it.
+ */
+function describedFields(text: string): string[] {
+  const lines = text.split("\n");
+  const described: string[] = [];
+  const parents: { indent: number; schema: unknown }[] = [];
+  lines.forEach((line, at) => {
+    const field = /^( *)([A-Za-z$]+):/.exec(line);
+    if (!field) return;
+    const indent = field[1]?.length ?? 0;
+    const name = field[2] ?? "";
+    while ((parents.at(-1)?.indent ?? -1) >= indent) parents.pop();
+    const schema = propertiesOf(parents.length === 0 ? contractJsonSchema() : parents.at(-1)?.schema)[name];
+    parents.push({ indent, schema });
+    const description = descriptionOf(schema);
+    if (description === undefined) return;
+    expect(commentAbove(lines, at), name).toContain(description);
+    described.push(name);
+  });
+  return described;
+}
+
 /** The line of a field, written or commented out: `  key:` or `  # key:`. */
 function fieldLine(lines: string[], key: string, indent: string): number {
   return lines.findIndex((l) => l.startsWith(`${indent}${key}:`) || l.startsWith(`${indent}# ${key}:`));
@@ -188,7 +251,7 @@ describe("init", () => {
     expect(text).not.toContain(dir);
     // The other sample is named, the kustomization is not.
     expect(prose(text)).toMatch(/Other samples .*: config\/samples\/a_gadget\.yaml \(Gadget\)\./);
-    expect(text).not.toContain("kustomization");
+    expect(text).not.toContain("config/samples/kustomization.yaml");
 
     // Each field a user sets has a comment right above it (top level and operator.*).
     for (const key of ["operator", "crds", "sample", "updates", "readiness", "quietPeriod", "timeouts"]) {
@@ -238,6 +301,27 @@ describe("init", () => {
     }
   });
 
+  it("comments each field it writes with the contract schema's description of it", async () => {
+    const fields = [
+      ...["operator", "command", "env", "passThroughEnv", "startTimeout", "crds", "sample", "updates"],
+      ...["readiness", "quietPeriod", "timeouts", "converge", "crdEstablished", "ignoreWrites", "drift"],
+      ...["include", "exclude", "promises", "waivers"],
+    ];
+    const plain = await kubebuilderProject(KUBEBUILDER_MAIN(""));
+    await initCommand(["--dir", plain], testContext().context);
+    expect(describedFields(await readFile(join(plain, "reconcile-conformance.yaml"), "utf8"))).toEqual(
+      fields,
+    );
+
+    const namespaced = await kubebuilderProject(
+      KUBEBUILDER_MAIN('\tflag.StringVar(&ns, "watch-namespace", "", "Namespace to watch.")'),
+    );
+    await initCommand(["--dir", namespaced], testContext().context);
+    expect(describedFields(await readFile(join(namespaced, "reconcile-conformance.yaml"), "utf8"))).toEqual(
+      expect.arrayContaining(["namespaced", "arg"]),
+    );
+  });
+
   it("leaves operator.namespaced commented out when main.go has no namespace flag", async () => {
     const dir = await kubebuilderProject(KUBEBUILDER_MAIN(""));
     const { context, log } = testContext();
@@ -246,7 +330,10 @@ describe("init", () => {
     const contract = await loadContract(file);
     expect(contract.operator.namespaced).toBeUndefined();
     const text = await readFile(file, "utf8");
-    expect(text).toContain("\n  # namespaced:\n  #   arg: --watch-namespace\n  #   env: WATCH_NAMESPACE\n");
+    // Shown commented out, both ways: uncommented, it is YAML of both (the user keeps one).
+    expect(parse(commentedOut(text, "  # namespaced:"))).toEqual({
+      namespaced: { arg: "--watch-namespace", env: "WATCH_NAMESPACE" },
+    });
     // The leader election's namespace flag is not a watch namespace.
     expect(text).not.toContain("--leader-election-namespace");
     expect(prose(text)).toContain("Not set: cmd/main.go defines no namespace flag");

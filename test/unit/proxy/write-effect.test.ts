@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { decideEffect, type EffectFacts } from "../../../src/proxy/write-effect.js";
+import {
+  decideEffect,
+  isEffective,
+  type EffectFacts,
+  type WriteEffect,
+} from "../../../src/proxy/write-effect.js";
 
 // The effect table. Each row is confirmed on a real API server by
 // test/cluster/write-effects.test.ts; here the decision alone, exhaustively.
@@ -121,5 +126,19 @@ describe("decideEffect", () => {
     expect(decision.effect).toBe(effect);
     if (effect !== "created" && effect !== "changed" && effect !== "deleted")
       expect(decision.why).toBeTruthy();
+  });
+});
+
+describe("isEffective", () => {
+  it.each<[WriteEffect, boolean]>([
+    ["created", true],
+    ["changed", true],
+    ["deleted", true],
+    ["no-op", false],
+    ["rejected", false],
+    // The proxy could not tell: never counted as a change.
+    ["ambiguous", false],
+  ])("%s -> %s", (effect, effective) => {
+    expect(isEffective({ effect })).toBe(effective);
   });
 });

@@ -13,11 +13,8 @@ import {
   type BinDirState,
   type PlanFacts,
 } from "../../../src/tools/kube-binaries.js";
-import {
-  PINNED_RELEASES,
-  RELEASE_STAMP_FILE,
-  type ReleaseStamp,
-} from "../../../src/tools/release-binaries.js";
+import { PINNED_RELEASES } from "../../../src/tools/release-pins.js";
+import { RELEASE_STAMP_FILE, type ReleaseStamp } from "../../../src/tools/release-stamp.js";
 
 const BIN = "/cache/kube/v1.35.4";
 const linux: PlanFacts = {

@@ -1,29 +1,29 @@
 import * as core from "@actions/core";
 import { readFile } from "node:fs/promises";
 import { relative } from "node:path";
-import { reportLeftovers } from "../cleanup/leftovers.js";
-import { processEnvironment } from "../cluster/cluster-config.js";
-import { describeError, exitCodeOf, InfrastructureError } from "../errors.js";
-import { abortOnSignals } from "../process/shutdown.js";
-import { annotationsOf } from "../report/annotations.js";
-import { writeReportFiles } from "../report/report-files.js";
-import { exitCodeOfReport, type RunReport, type Status } from "../report/report-model.js";
-import { runKit } from "../runner/run-kit.js";
-import { prepareRun } from "../runner/run-options.js";
-import { systemClock } from "../util/clock.js";
-import { onSecret } from "../util/secrets.js";
-import { actionsCommandRunner } from "./actions-runner.js";
-import { actionsLogger, actionsProgress } from "./actions-progress.js";
-import { actionSettings } from "./inputs.js";
-import { STATE } from "./state.js";
-import { ensureTools } from "./tools.js";
+import { reportLeftovers } from "./cleanup/leftovers.js";
+import { processEnvironment } from "./cluster/cluster-config.js";
+import { describeError, exitCodeOf, InfrastructureError } from "./errors.js";
+import { abortOnSignals } from "./process/shutdown.js";
+import { annotationsOf } from "./report/annotations.js";
+import { writeReportFiles } from "./report/report-files.js";
+import { exitCodeOfReport, type RunReport, type Status } from "./report/report-model.js";
+import { runKit } from "./runner/run-kit.js";
+import { prepareRun } from "./runner/run-options.js";
+import { systemClock } from "./util/clock.js";
+import { onSecret } from "./util/secrets.js";
+import { actionsCommandRunner } from "./action/actions-runner.js";
+import { actionsLogger, actionsProgress } from "./action/actions-progress.js";
+import { actionSettings } from "./action/inputs.js";
+import { STATE } from "./action/state.js";
+import { ensureTools } from "./action/tools.js";
 
 /**
  * The Action's main step: inputs -> the same run the CLI makes -> outputs,
  * job summary, annotations and report files. The core knows nothing of
  * Actions: it gets this step's command runner, logger and progress.
  */
-export async function runAction(): Promise<void> {
+export async function run(): Promise<void> {
   core.saveState(STATE.ownerPid, String(process.pid));
   // Tokens and client keys the kit comes across are masked in the job log from the moment it does.
   onSecret((secret) => core.setSecret(secret));

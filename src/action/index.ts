@@ -1,4 +1,0 @@
-// The Action's main step (action.yml: runs.main -> dist/index.js).
-import { runAction } from "./main.js";
-
-await runAction();

@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { chooseReadiness, proposeUpdate, type ProposedUpdate } from "../../../src/cli/crd-schema-guesses.js";
+
+const withSpec = (properties: Record<string, unknown>) => ({
+  type: "object",
+  properties: { spec: { type: "object", properties } },
+});
+
+describe("proposeUpdate", () => {
+  it.each<[string, unknown, Record<string, unknown>, ProposedUpdate | undefined]>([
+    [
+      "an integer goes up",
+      { replicas: 1 },
+      withSpec({ replicas: { type: "integer", minimum: 0 } }),
+      { field: "replicas", from: 1, to: 2 },
+    ],
+    [
+      "down at its maximum",
+      { size: 3 },
+      withSpec({ size: { type: "integer", maximum: 3 } }),
+      { field: "size", from: 3, to: 2 },
+    ],
+    [
+      "exclusive bounds",
+      { n: 2 },
+      withSpec({ n: { type: "integer", exclusiveMaximum: true, maximum: 3, minimum: 1 } }),
+      { field: "n", from: 2, to: 1 },
+    ],
+    [
+      "an integer with no room is left",
+      { n: 1 },
+      withSpec({ n: { type: "integer", minimum: 1, maximum: 1 } }),
+      undefined,
+    ],
+    [
+      "integers before strings",
+      { mode: "a", n: 1 },
+      withSpec({ mode: { type: "string" }, n: { type: "integer" } }),
+      { field: "n", from: 1, to: 2 },
+    ],
+    [
+      "multipleOf and enum integers are left",
+      { a: 2, b: 1 },
+      withSpec({ a: { type: "integer", multipleOf: 2 }, b: { type: "integer", enum: [1, 2] } }),
+      undefined,
+    ],
+    [
+      "another enum value",
+      { mode: "fast" },
+      withSpec({ mode: { type: "string", enum: ["fast", "slow"] } }),
+      { field: "mode", from: "fast", to: "slow" },
+    ],
+    [
+      "an enum of one value is left",
+      { mode: "fast" },
+      withSpec({ mode: { type: "string", enum: ["fast"] } }),
+      undefined,
+    ],
+    [
+      "a plain string gets -updated",
+      { greeting: "hi" },
+      withSpec({ greeting: { type: "string" } }),
+      { field: "greeting", from: "hi", to: "hi-updated" },
+    ],
+    [
+      "pattern, format, maxLength",
+      { a: "x", b: "y", c: "z" },
+      withSpec({
+        a: { type: "string", pattern: "^x$" },
+        b: { type: "string", format: "uri" },
+        c: { type: "string", maxLength: 3 },
+      }),
+      undefined,
+    ],
+    [
+      "CEL validations are left",
+      { n: 1 },
+      withSpec({ n: { type: "integer", "x-kubernetes-validations": [{ rule: "self < 2" }] } }),
+      undefined,
+    ],
+    ["a field the schema does not type", { n: 1 }, withSpec({}), undefined],
+    ["a value of another type", { n: "1" }, withSpec({ n: { type: "integer" } }), undefined],
+    ["no spec", undefined, withSpec({ n: { type: "integer" } }), undefined],
+  ])("%s", (_name, spec, schema, expected) => {
+    expect(proposeUpdate(spec, schema)).toEqual(expected);
+  });
+});
+
+describe("chooseReadiness", () => {
+  it.each<[string, Record<string, unknown>, "conditions" | "quiet"]>([
+    [
+      "status.conditions",
+      { properties: { status: { properties: { conditions: { type: "array" } } } } },
+      "conditions",
+    ],
+    [
+      "a status without conditions",
+      { properties: { status: { properties: { count: { type: "integer" } } } } },
+      "quiet",
+    ],
+    ["no status", { properties: { spec: {} } }, "quiet"],
+    [
+      "a status of no known shape",
+      { properties: { status: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } },
+      "conditions",
+    ],
+    ["no schema", {}, "conditions"],
+  ])("%s", (_name, schema, expected) => {
+    expect(chooseReadiness(schema)).toBe(expected);
+  });
+});
