@@ -1,7 +1,7 @@
 import { asRecord, isRecord } from "../util/records.js";
 
-// What init guesses from the openAPIV3Schema of the CRD version that serves the sample: one
-// example update, and which readiness rule fits. Pure; both are a start for the user to revise.
+// What init guesses from the openAPIV3Schema of the CRD version that serves the sample: example
+// updates, and which readiness rule fits. Pure; both are a start for the user to revise.
 
 /** One change of one top-level spec field, for the starter's `updates`. */
 export interface ProposedUpdate {
@@ -11,13 +11,14 @@ export interface ProposedUpdate {
 }
 
 /**
- * One change of one top-level spec field the sample sets and the CRD's
- * schema types simply: an integer + 1 (within its bounds), else a string
- * (another enum value, or the value with "-updated"). Fields with a pattern,
- * a format or CEL validations are left alone: the kit cannot tell what they accept.
+ * Changes of top-level spec fields the sample sets and the CRD's schema
+ * types simply, each field at most once, integers first: an integer + 1
+ * (within its bounds), else a string (another enum value, or the value with
+ * "-updated"). Fields with a pattern, a format or CEL validations are left
+ * alone: the kit cannot tell what they accept.
  */
-export function proposeUpdate(spec: unknown, schema: Record<string, unknown>): ProposedUpdate | undefined {
-  if (!isRecord(spec)) return undefined;
+export function proposeUpdates(spec: unknown, schema: Record<string, unknown>): ProposedUpdate[] {
+  if (!isRecord(spec)) return [];
   const properties = asRecord(asRecord(asRecord(schema.properties).spec).properties);
   const fields = Object.entries(spec).flatMap(([field, value]) => {
     const property = properties[field];
@@ -25,26 +26,36 @@ export function proposeUpdate(spec: unknown, schema: Record<string, unknown>): P
       ? [{ field, value, property }]
       : [];
   });
+  const proposed: ProposedUpdate[] = [];
   for (const { field, value, property } of fields) {
     if (property.type !== "integer" || typeof value !== "number" || !Number.isInteger(value)) continue;
     if (property.multipleOf !== undefined || property.enum !== undefined) continue;
     const fits = (n: number) => withinBounds(n, property);
-    if (fits(value + 1)) return { field, from: value, to: value + 1 };
-    if (fits(value - 1)) return { field, from: value, to: value - 1 };
+    if (fits(value + 1)) proposed.push({ field, from: value, to: value + 1 });
+    else if (fits(value - 1)) proposed.push({ field, from: value, to: value - 1 });
   }
   for (const { field, value, property } of fields) {
     if (property.type !== "string" || typeof value !== "string") continue;
     if (Array.isArray(property.enum)) {
       const other = property.enum.find((e): e is string => typeof e === "string" && e !== value);
-      if (other !== undefined) return { field, from: value, to: other };
+      if (other !== undefined) proposed.push({ field, from: value, to: other });
       continue;
     }
     if (property.pattern !== undefined || property.format !== undefined) continue;
     const to = `${value}-updated`;
     if (typeof property.maxLength === "number" && to.length > property.maxLength) continue;
-    return { field, from: value, to };
+    proposed.push({ field, from: value, to });
   }
-  return undefined;
+  return proposed;
+}
+
+/**
+ * The starter's updates: two changes of different fields when the schema
+ * offers them (two updates are what staleness/missed-intermediate-state and
+ * conflict/status-update need), else what there is.
+ */
+export function proposeStarterUpdates(spec: unknown, schema: Record<string, unknown>): ProposedUpdate[] {
+  return proposeUpdates(spec, schema).slice(0, 2);
 }
 
 function withinBounds(n: number, property: Record<string, unknown>): boolean {

@@ -35,7 +35,7 @@ const SCHEMA_FILE = "reconcile-conformance.schema.json";
  * `init`: writes a starter contract for the operator in --dir from what it
  * finds there (kubebuilder layout first): the CRDs, a sample of a kind they
  * serve, the command from main.go, how it confines itself to a namespace and
- * one update derived from the CRD's schema. Never overwrites a file; the
+ * updates derived from the CRD's schema (two, of different fields, when it allows). Never overwrites a file; the
  * written contract is loaded once to prove it is valid.
  */
 export async function initCommand(args: string[], context: CommandContext): Promise<ExitCode> {
@@ -51,7 +51,7 @@ export async function initCommand(args: string[], context: CommandContext): Prom
   const outputDir = dirname(output);
 
   const layout = operatorLayout(await readRepository(dir, values));
-  const { crds, sample, others, main, command, namespaced, update } = layout;
+  const { crds, sample, others, main, command, namespaced, updates } = layout;
   const schemaRef = values.schema ?? (await schemaReference(outputDir));
   const text = starterContract({ layout, dir, outputDir, schemaRef });
 
@@ -93,9 +93,9 @@ export async function initCommand(args: string[], context: CommandContext): Prom
       : `init: operator.namespaced: ${"arg" in namespaced ? namespaced.arg : `$${namespaced.env}`} (${namespaced.why})`,
   );
   logger.info(
-    update
-      ? `init: updates: spec.${update.field} ${JSON.stringify(update.from)} -> ${JSON.stringify(update.to)} (an example; pick changes that matter to the operator)`
-      : "init: updates: none derived from the CRD's schema; add some",
+    updates.length > 0
+      ? `init: updates: ${updates.map((u) => `spec.${u.field} ${JSON.stringify(u.from)} -> ${JSON.stringify(u.to)}`).join("; ")} (${updates.length === 1 ? "an example; add a second, of another field, and" : "examples;"} pick changes that matter to the operator)`
+      : "init: updates: none derived from the CRD's schema; add two",
   );
   logger.info(`init: wrote ${display(output)}`);
   const config =

@@ -4,7 +4,7 @@ import { UsageError } from "../errors.js";
 import { errnoText } from "../util/files.js";
 import { asRecord, isRecord } from "../util/records.js";
 import { commandWords } from "./command-words.js";
-import { chooseReadiness, proposeUpdate, type ProposedUpdate } from "./crd-schema-guesses.js";
+import { chooseReadiness, proposeStarterUpdates, type ProposedUpdate } from "./crd-schema-guesses.js";
 import { displayPath, toPosix } from "./user-paths.js";
 
 // What init finds in an operator's repository, decided from what was read there (RepositoryRead,
@@ -149,8 +149,8 @@ export interface OperatorLayout {
   readonly main: MainPackage | undefined;
   readonly command: Command;
   readonly namespaced: Namespaced;
-  /** An example update derived from the CRD's schema, if one could be. */
-  readonly update: ProposedUpdate | undefined;
+  /** Example updates derived from the CRD's schema (two, of different fields, when it offers them). */
+  readonly updates: readonly ProposedUpdate[];
   readonly readiness: "conditions" | "quiet";
 }
 
@@ -178,7 +178,7 @@ export function operatorLayout(read: RepositoryRead): OperatorLayout {
     main,
     command,
     namespaced,
-    update: proposeUpdate(sample.spec, schema),
+    updates: proposeStarterUpdates(sample.spec, schema),
     readiness: chooseReadiness(schema),
   };
 }

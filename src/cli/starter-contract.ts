@@ -81,7 +81,7 @@ function starterFields({ layout, dir, outputDir }: StarterContractInput): Field[
   // The defaults, from the schema itself, so the starter shows what a field left alone means.
   const defaults = contractSchema.parse({ operator: { command: ["x"] }, crds: ["x"], sample: "x" });
   const at = (path: string) => toPosix(relative(outputDir, path)) || ".";
-  const { command, namespaced, crds, sample, others, update, readiness } = layout;
+  const { command, namespaced, crds, sample, others, updates, readiness } = layout;
 
   const workingDir = at(dir);
   const crdDirs = [...new Set(crds.files.map((f) => at(dirname(f))))];
@@ -141,19 +141,24 @@ function starterFields({ layout, dir, outputDir }: StarterContractInput): Field[
     },
     { key: "crds", value: crds.files.map((f) => quoted(at(f))), notes: crdNotes },
     { key: "sample", value: quoted(at(sample.file)), notes: sampleNotes },
-    update
+    updates.length > 0
       ? {
           key: "updates",
-          value: [{ spec: { [update.field]: update.to } }],
+          value: updates.map((u) => ({ spec: { [u.field]: u.to } })),
           notes: [
-            `This one was derived from the CRD's schema (spec.${update.field}: ${JSON.stringify(update.from)} -> ${JSON.stringify(update.to)}) only as an example: pick meaningful ones, changes that alter what the operator creates.`,
+            `${updates.length === 1 ? "This one was" : "These were"} derived from the CRD's schema (${updates.map((u) => `spec.${u.field}: ${JSON.stringify(u.from)} -> ${JSON.stringify(u.to)}`).join("; ")}) only as ${updates.length === 1 ? "an example" : "examples"}: pick meaningful ones, changes that alter what the operator creates.`,
+            ...(updates.length === 1
+              ? [
+                  "Add a second update, of another field: staleness/missed-intermediate-state and conflict/status-update need two.",
+                ]
+              : []),
           ],
         }
       : {
           key: "updates",
           value: [],
           notes: [
-            "None could be derived from the CRD's schema (no integer or plain string field in the sample's spec); add some.",
+            "None could be derived from the CRD's schema (no integer or plain string field in the sample's spec); add two.",
           ],
         },
     {

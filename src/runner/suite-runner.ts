@@ -7,6 +7,7 @@ import type { ScenarioReport } from "../report/report-model.js";
 import { Inconclusive, Scenario, type ScenarioDeps } from "../scenario/scenario.js";
 import type { SpecReference, SpecReferences } from "../scenario/spec-references.js";
 import type { AnyCheck, Judgement, Observer, Skip, Suite, TargetContext } from "../suites/check.js";
+import { shownValue } from "../suites/shared/drift-targets.js";
 import type { Clock } from "../util/clock.js";
 import { isRecord } from "../util/records.js";
 import { inShard, scenarioKey, type Shard } from "./shard.js";
@@ -324,7 +325,19 @@ function withoutSecretValues(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutSecretValues);
   if (!isRecord(value)) return value;
   const copy = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutSecretValues(v)]));
-  return copy.kind === "Secret" && copy.apiVersion === "v1"
-    ? redactSecretBody({ group: "", resource: "secrets" }, copy)
-    : copy;
+  if (copy.kind === "Secret" && copy.apiVersion === "v1") {
+    return redactSecretBody({ group: "", resource: "secrets" }, copy);
+  }
+  // A drift target of a Secret's data (kind, path, value, perturbed) carries the value itself.
+  if (copy.kind === "Secret" && Array.isArray(copy.path)) {
+    const path = copy.path.filter(
+      (p): p is string | number => typeof p === "string" || typeof p === "number",
+    );
+    return {
+      ...copy,
+      ...("value" in copy ? { value: shownValue("Secret", path, copy.value) } : {}),
+      ...("perturbed" in copy ? { perturbed: shownValue("Secret", path, copy.perturbed) } : {}),
+    };
+  }
+  return copy;
 }

@@ -12,6 +12,7 @@ import type { WriteEntry } from "../proxy/write-log.js";
 import type { Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
+import { logExcerpt } from "./log-excerpt.js";
 import { isQuiet, silentFor, type Silence } from "./quiescence.js";
 
 /** What every scenario needs from the run. */
@@ -385,8 +386,21 @@ export class Scenario {
       .filter((e) => !ignored.some((i) => i.group === e.group && i.resource === e.resource));
   }
 
-  /** The last lines of the operator's log, as evidence. */
+  /**
+   * The last `lines` distinct lines of the operator's log, as evidence:
+   * repeats once with their count, lines about other scenarios' namespaces
+   * left out (log-excerpt.ts). Read from a longer tail, so that an error
+   * repeated on every retry does not crowd out the rest.
+   */
+  async operatorLog(lines = 10): Promise<string[]> {
+    const excerpt = logExcerpt(await this.operator.logTail(lines * 20), this.namespace, lines);
+    return excerpt.foreign > 0
+      ? [...excerpt.lines, `(${excerpt.foreign} line(s) about other scenarios' namespaces left out)`]
+      : [...excerpt.lines];
+  }
+
+  /** The operator's log excerpt as notes. */
   async operatorLogNotes(lines = 15): Promise<string[]> {
-    return (await this.operator.logTail(lines)).map((line) => `operator: ${line}`);
+    return (await this.operatorLog(lines)).map((line) => `operator: ${line}`);
   }
 }

@@ -175,7 +175,7 @@ export const childUpdate = defineCheck<WriteEntry, ChildUpdateObservation>({
         ...(live ? { live } : {}),
         endState: await liveChildObjects(scenario),
         referenceChildren: reference.children,
-        operatorLog: await scenario.operator.logTail(10),
+        operatorLog: await scenario.operatorLog(10),
       };
     },
   },

@@ -181,7 +181,7 @@ export const statusUpdate = defineCheck<SpecReference, StatusUpdateObservation>(
           specWrites: reference.specWrites,
           children: reference.children,
         },
-        operatorLog: await scenario.operator.logTail(10),
+        operatorLog: await scenario.operatorLog(10),
       };
     },
   },

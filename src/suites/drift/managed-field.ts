@@ -15,7 +15,14 @@ import {
 import { Inconclusive } from "../../scenario/scenario.js";
 import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 import { defineCheck, type Judgement } from "../check.js";
-import { driftPatch, driftTargets, formatPath, valueAt, type DriftTarget } from "../shared/drift-targets.js";
+import {
+  driftPatch,
+  driftTargets,
+  formatPath,
+  shownValue,
+  valueAt,
+  type DriftTarget,
+} from "../shared/drift-targets.js";
 import { ObjectKinds } from "../shared/promised.js";
 
 /** The foreign metadata the kit adds with every perturbation: it must survive the repair. */
@@ -27,7 +34,7 @@ const REPAIR_WRITE_BOUND = 3;
 
 /** How the wait for the repair ended. */
 export type Repair =
-  /** The convergence deadline passed first. */
+  /** The convergence deadline passed first, the operator still writing. */
   | { readonly outcome: "timeout"; readonly timeoutMs: number; readonly lastReason: string }
   /** Not restored, and the operator silent so long it is not going to. */
   | { readonly outcome: "gave-up"; readonly value: unknown }
@@ -83,9 +90,10 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
         );
       }
       const live = await scenario.kit.get(child.ref);
+      const shown = (value: unknown) => shownValue(target.kind, target.path, value);
       if (!isDeepStrictEqual(valueAt(live, target.path), target.value)) {
         throw new Inconclusive(
-          `${target.id} is ${JSON.stringify(valueAt(live, target.path))} here, not the reference's ${JSON.stringify(target.value)}`,
+          `${target.id} is ${JSON.stringify(shown(valueAt(live, target.path)))} here, not the reference's ${JSON.stringify(shown(target.value))}`,
         );
       }
       const nonce = randomBytes(4).toString("hex");
@@ -135,24 +143,34 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
       const writes = scenario
         .operatorWrites({ after: mark })
         .filter((e) => e.group === child.group && e.resource === child.resource && e.name === child.ref.name);
-      return { target, child, nonce, repair, writes, operatorLog: await scenario.operator.logTail(10) };
+      return { target, child, nonce, repair, writes, operatorLog: await scenario.operatorLog(10) };
     },
   },
   judge({ target, child, nonce, repair, writes, operatorLog }, contract): Judgement {
-    const shown = writes.map(writeEvidence);
-    if (repair.outcome !== "restored") {
-      const actual = repair.outcome === "gave-up" ? repair.value : target.perturbed;
+    const shownWrites = writes.map(writeEvidence);
+    const shown = (value: unknown) => shownValue(target.kind, target.path, value);
+    if (repair.outcome === "timeout") {
+      // A deadline is no evidence: the operator was still writing when the time ran out.
+      return {
+        status: "inconclusive",
+        message: `no verdict within ${repair.timeoutMs / 1000} s of the perturbation: the operator was still writing at the deadline (last seen: ${repair.lastReason})`,
+        evidence: { writes: shownWrites, operatorLog },
+      };
+    }
+    if (repair.outcome === "gave-up") {
       return {
         status: "failed",
-        message:
-          repair.outcome === "timeout"
-            ? `not repaired within ${repair.timeoutMs / 1000} s: ${repair.lastReason}`
-            : `not repaired: ${formatPath(target.path)} is still ${JSON.stringify(repair.value)}, and the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the perturbation`,
+        message: `not repaired: ${formatPath(target.path)} is still ${JSON.stringify(shown(repair.value))}, and the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the perturbation`,
         evidence: {
           diffs: [
-            { object: describeRef(child.ref), path: formatPath(target.path), expected: target.value, actual },
+            {
+              object: describeRef(child.ref),
+              path: formatPath(target.path),
+              expected: shown(target.value),
+              actual: shown(repair.value),
+            },
           ],
-          writes: shown,
+          writes: shownWrites,
           operatorLog,
         },
       };
@@ -171,7 +189,7 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
         "uid",
       );
     const evidence = {
-      writes: shown,
+      writes: shownWrites,
       ...(recreationAllowed ? { notes: [`not counted: ${recreated}: ${recreationAllowed}`] } : {}),
     };
     if (recreated && !recreationAllowed) return { status: "failed", message: recreated, evidence };

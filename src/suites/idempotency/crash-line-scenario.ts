@@ -55,7 +55,7 @@ export function crashLineTargets(
   const reference = references.get(0);
   if (!reference) return [];
   const lines = crashLines(reference, contract.ignoreWrites).filter(
-    (l) => (l.write.verb === "create") === creates,
+    (l) => (l.write.effect === "created") === creates,
   );
   if (lines.length === 0) return { target: "write sequence", skip: none };
   return lines.map((line) => ({ line, reference: reference.children }));
@@ -92,7 +92,7 @@ export function crashLineObserver(scenario: string): Observer<CrashLineTarget, C
         reference,
         live,
         writes: opened.operatorWrites(),
-        operatorLog: await opened.operator.logTail(10),
+        operatorLog: await opened.operatorLog(10),
       };
     },
   };

@@ -14,6 +14,7 @@ import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
   formatPath,
+  shownValue,
   valueAt,
   type ChildTarget,
   type DriftTarget,
@@ -105,8 +106,8 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
           .map((t) => ({
             object: name,
             path: formatPath(t.path),
-            expected: t.value,
-            actual: valueAt(live, t.path),
+            expected: shownValue(t.kind, t.path, t.value),
+            actual: shownValue(t.kind, t.path, valueAt(live, t.path)),
           }));
 
       context.progress(
@@ -152,7 +153,7 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
         ...(readyWhileDiffering ? { readyWhileDiffering } : {}),
         ...(last ? { last } : {}),
         writes: scenario.operatorWrites(),
-        operatorLog: await scenario.operator.logTail(10),
+        operatorLog: await scenario.operatorLog(10),
       };
     },
   },
@@ -160,7 +161,7 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
     const evidence: Evidence = {
       writes: writes.map(writeEvidence),
       notes: [
-        `pre-existing ${name} created by the kit with: ${fields.map((t) => `${formatPath(t.path)}=${JSON.stringify(t.perturbed)}`).join(", ")}`,
+        `pre-existing ${name} created by the kit with: ${fields.map((t) => `${formatPath(t.path)}=${JSON.stringify(shownValue(t.kind, t.path, t.perturbed))}`).join(", ")}`,
       ],
     };
     if (readyWhileDiffering) {

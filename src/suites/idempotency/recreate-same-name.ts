@@ -114,7 +114,7 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
         previousLife,
         writes: scenario.operatorWrites({ after: recreatedAt }),
         live,
-        operatorLog: await scenario.operator.logTail(10),
+        operatorLog: await scenario.operatorLog(10),
       };
     },
   },

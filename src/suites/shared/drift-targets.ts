@@ -13,6 +13,7 @@
  */
 
 import { normalisedName } from "../../proxy/faults.js";
+import { secretHash } from "../../proxy/secret-redaction.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { asRecord } from "../../util/records.js";
 
@@ -275,4 +276,14 @@ export function childTargets(children: readonly ReferenceChild[], selection: Sel
     child,
     fields: driftTargets({ kind: child.ref.kind, object: child.object }, selection),
   }));
+}
+
+/**
+ * A child's value as evidence and messages show it: a Secret's `data` and
+ * `stringData` as a keyed hash (secret-redaction.ts), so a difference still
+ * shows as different hashes and the value itself never reaches a report.
+ */
+export function shownValue(kind: string, path: FieldPath, value: unknown): unknown {
+  const secret = kind === "Secret" && (path[0] === "data" || path[0] === "stringData");
+  return secret && value !== undefined ? secretHash(value) : value;
 }

@@ -5,7 +5,7 @@ import type { Evidence } from "../../report/report-model.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
-import { driftTargets, formatPath, valueAt } from "./drift-targets.js";
+import { driftTargets, formatPath, shownValue, valueAt } from "./drift-targets.js";
 import type { ObjectKinds } from "./promised.js";
 
 /** How a scenario's end state differs from the reference of the same spec. */
@@ -68,7 +68,13 @@ export function compareEndStates(
     for (const target of driftTargets({ kind: expected.ref.kind, object: expected.object }, drift)) {
       const actual = valueAt(now.object, target.path);
       if (!isDeepStrictEqual(withoutUids(actual), withoutUids(target.value))) {
-        diffs.push({ object: key(expected), path: formatPath(target.path), expected: target.value, actual });
+        const shown = (value: unknown) => shownValue(expected.ref.kind, target.path, value);
+        diffs.push({
+          object: key(expected),
+          path: formatPath(target.path),
+          expected: shown(target.value),
+          actual: shown(actual),
+        });
       }
     }
   }

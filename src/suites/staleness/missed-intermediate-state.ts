@@ -44,9 +44,17 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
   summary:
     "when its watch delivers only the custom resource's last state after several spec updates, it converges to the reference of the final spec",
   references: (contract) => [contract.updates.length],
+  // One update leaves nothing between the sample and the final spec to miss: coalescing its one
+  // event hides nothing, and the scenario could only end inconclusive.
   skip: (contract) =>
-    contract.updates.length === 0
-      ? { target: "updates", skip: "the contract has no updates: there is no intermediate state to miss" }
+    contract.updates.length < 2
+      ? {
+          target: "updates",
+          skip:
+            contract.updates.length === 0
+              ? "the contract has no updates: there is no intermediate state to miss"
+              : "the contract has one update: an intermediate state to miss needs two (add a second to `updates`)",
+        }
       : undefined,
   targets: ({ contract }) => [`updates 1-${contract.updates.length}`],
   targetName: (target) => target,
@@ -89,7 +97,7 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
           reference: reference.children,
           live,
           writes: scenario.operatorWrites({ after: scenario.specWrites[1]?.seq ?? 0 }),
-          operatorLog: await scenario.operator.logTail(10),
+          operatorLog: await scenario.operatorLog(10),
         };
       } finally {
         if (!released) coalesce.release();

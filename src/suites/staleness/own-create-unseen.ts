@@ -106,7 +106,7 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
             deletes: scenario.operatorWrites({ effect: "deleted" }),
           },
           writes: scenario.operatorWrites({ after: (firstCreated[0]?.seq ?? 1) - 1 }),
-          operatorLog: await scenario.operator.logTail(10),
+          operatorLog: await scenario.operatorLog(10),
         };
       } finally {
         if (!released) hold.release();

@@ -78,7 +78,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
   targets({ contract, references }) {
     const reference = references.get(0);
     const creates = reference
-      ? crashLines(reference, contract.ignoreWrites).filter((l) => l.write.verb === "create")
+      ? crashLines(reference, contract.ignoreWrites).filter((l) => l.write.effect === "created")
       : [];
     return creates.length > 0
       ? creates
@@ -134,7 +134,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
           deletes: scenario.operatorWrites({ effect: "deleted" }),
         },
         writes: scenario.operatorWrites({ after: hit.seq - 1 }),
-        operatorLog: await scenario.operator.logTail(10),
+        operatorLog: await scenario.operatorLog(10),
       };
     },
   },

@@ -1,3 +1,4 @@
+import { GIVE_UP_IDLE_MS } from "../../scenario/quiescence.js";
 import { writeEvidence } from "../../scenario/reference-state.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
@@ -49,10 +50,17 @@ export const observedGeneration = defineCheck({
           status: "passed",
           message: `observedGeneration caught up with the spec update (generation ${update.generation ?? "?"}) and stayed put for metadata-only changes`,
         };
-      case "not-caught-up":
+      case "gave-up":
         return {
           status: "failed",
-          message: `observedGeneration did not catch up with the spec update: ${update.lastReason}`,
+          message: `observedGeneration did not catch up with the spec update: ${update.lastReason}, and the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s`,
+          evidence: { writes: update.writes.map(writeEvidence), operatorLog: update.operatorLog },
+        };
+      case "deadline":
+        // A deadline is no evidence: the operator was still writing when the time ran out.
+        return {
+          status: "inconclusive",
+          message: `no verdict within ${(update.timeoutMs ?? 0) / 1000} s of the spec update: the operator was still writing at the deadline (last seen: ${update.lastReason})`,
           evidence: { writes: update.writes.map(writeEvidence), operatorLog: update.operatorLog },
         };
     }

@@ -5,7 +5,7 @@ import type { KubeObject, ObjectRef } from "../../kube/kube-client.js";
 import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { Evidence } from "../../report/report-model.js";
-import { isQuiet } from "../../scenario/quiescence.js";
+import { hasGivenUp, isQuiet, silentFor } from "../../scenario/quiescence.js";
 import {
   liveChildren,
   recordReference,
@@ -38,10 +38,18 @@ export type SpecUpdate =
   | { readonly outcome: "refused"; readonly message: string }
   /** observedGeneration caught up and the operator fell quiet. */
   | { readonly outcome: "caught-up"; readonly generation?: number }
-  /** The convergence deadline passed first. */
+  /**
+   * Not caught up, and the operator silent so long it is not going to
+   * (`gave-up`); or the convergence deadline passed while it was still
+   * writing (`deadline`): no evidence either way, only the last reading.
+   */
   | {
-      readonly outcome: "not-caught-up";
+      readonly outcome: "gave-up" | "deadline";
       readonly lastReason: string;
+      /** The last reading: the custom resource's observedGeneration and generation. */
+      readonly observed?: number;
+      readonly generation?: number;
+      readonly timeoutMs?: number;
       /** The operator's writes since the update. */
       readonly writes: readonly WriteEntry[];
       readonly operatorLog: readonly string[];
@@ -218,18 +226,35 @@ async function followSpecUpdate(
     return { outcome: "refused", message: error.message };
   }
   const updatedAt = context.clock.now();
+  let last: { observed?: number; generation?: number } = {};
+  const stopped = async (outcome: "gave-up" | "deadline", lastReason: string, timeoutMs?: number) => ({
+    outcome,
+    lastReason,
+    ...last,
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    writes: scenario.operatorWrites({ after: mark }),
+    operatorLog: await scenario.operatorLog(15),
+  });
   try {
-    const caughtUp = await pollUntil(
+    const ended = await pollUntil<
+      { readonly caughtUp: KubeObject } | { readonly caughtUp?: undefined; readonly gaveUp: string }
+    >(
       async () => {
         const now = await context.deps.kube.get(cr);
         const seen = observedGenerationOf(now);
-        return seen === now.metadata?.generation &&
-          isQuiet(scenario.silence(updatedAt), context.contract.quietPeriodMs)
-          ? { done: true, value: now }
-          : {
-              done: false,
-              reason: `observedGeneration ${seen ?? "?"}, generation ${now.metadata?.generation ?? "?"}`,
-            };
+        const generation = now.metadata?.generation;
+        last = {
+          ...(seen === undefined ? {} : { observed: seen }),
+          ...(generation === undefined ? {} : { generation }),
+        };
+        const silence = scenario.silence(updatedAt);
+        const reason = `observedGeneration ${seen ?? "?"}, generation ${generation ?? "?"}`;
+        if (seen === generation) {
+          return isQuiet(silence, context.contract.quietPeriodMs)
+            ? { done: true, value: { caughtUp: now } }
+            : { done: false, reason: `${reason}; operator wrote ${silentFor(silence)} ms ago` };
+        }
+        return hasGivenUp(silence) ? { done: true, value: { gaveUp: reason } } : { done: false, reason };
       },
       {
         description: "observedGeneration to catch up",
@@ -238,16 +263,12 @@ async function followSpecUpdate(
         signal: context.deps.signal,
       },
     );
-    const generation = caughtUp.metadata?.generation;
+    if (!ended.caughtUp) return await stopped("gave-up", ended.gaveUp);
+    const generation = ended.caughtUp.metadata?.generation;
     return { outcome: "caught-up", ...(generation === undefined ? {} : { generation }) };
   } catch (error) {
     if (!(error instanceof PollTimeoutError)) throw error;
-    return {
-      outcome: "not-caught-up",
-      lastReason: error.lastReason,
-      writes: scenario.operatorWrites({ after: mark }),
-      operatorLog: await scenario.operator.logTail(15),
-    };
+    return await stopped("deadline", error.lastReason, error.timeoutMs);
   }
 }
 

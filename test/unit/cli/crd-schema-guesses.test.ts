@@ -1,12 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { chooseReadiness, proposeUpdate, type ProposedUpdate } from "../../../src/cli/crd-schema-guesses.js";
+import {
+  chooseReadiness,
+  proposeStarterUpdates,
+  proposeUpdates,
+  type ProposedUpdate,
+} from "../../../src/cli/crd-schema-guesses.js";
 
 const withSpec = (properties: Record<string, unknown>) => ({
   type: "object",
   properties: { spec: { type: "object", properties } },
 });
 
-describe("proposeUpdate", () => {
+describe("proposeUpdates, the first", () => {
   it.each<[string, unknown, Record<string, unknown>, ProposedUpdate | undefined]>([
     [
       "an integer goes up",
@@ -82,7 +87,7 @@ describe("proposeUpdate", () => {
     ["a value of another type", { n: "1" }, withSpec({ n: { type: "integer" } }), undefined],
     ["no spec", undefined, withSpec({ n: { type: "integer" } }), undefined],
   ])("%s", (_name, spec, schema, expected) => {
-    expect(proposeUpdate(spec, schema)).toEqual(expected);
+    expect(proposeUpdates(spec, schema)[0]).toEqual(expected);
   });
 });
 
@@ -107,5 +112,28 @@ describe("chooseReadiness", () => {
     ["no schema", {}, "conditions"],
   ])("%s", (_name, schema, expected) => {
     expect(chooseReadiness(schema)).toBe(expected);
+  });
+});
+
+describe("proposeStarterUpdates", () => {
+  const schema = withSpec({
+    replicas: { type: "integer", minimum: 0 },
+    image: { type: "string" },
+    port: { type: "integer" },
+    mode: { type: "string", enum: ["a", "b"] },
+  });
+  it.each<[string, unknown, string[]]>([
+    [
+      "two fields, integers first, each once",
+      { image: "web:1", replicas: 1, port: 80, mode: "a" },
+      ["replicas", "port"],
+    ],
+    ["an integer, then a string", { image: "web:1", replicas: 1 }, ["replicas", "image"]],
+    ["one when the schema offers one", { image: "web:1" }, ["image"]],
+    ["none when it offers none", { other: true }, []],
+  ])("%s", (_name, spec, fields) => {
+    const updates = proposeStarterUpdates(spec, schema);
+    expect(updates.map((u) => u.field)).toEqual(fields);
+    expect(new Set(updates.map((u) => u.field)).size).toBe(updates.length);
   });
 });

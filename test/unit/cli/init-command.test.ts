@@ -238,8 +238,8 @@ describe("init", () => {
     ]);
     expect(processOperator(contract).cwd).toBe(dir);
     expect(contract.operator.namespaced).toEqual({ arg: "--watch-namespace" });
-    // The sample has replicas: 1; the CRD types it as an integer >= 0.
-    expect(contract.updates).toEqual([{ spec: { replicas: 2 } }]);
+    // The sample has replicas: 1 and port: 8080, both integers in the CRD: two updates, of different fields.
+    expect(contract.updates).toEqual([{ spec: { replicas: 2 } }, { spec: { port: 8081 } }]);
     expect(contract.readiness).toEqual({ kind: "conditions" });
 
     const text = await readFile(file, "utf8");

@@ -102,7 +102,7 @@ type Facts = Partial<{
   command: [words: readonly string[], origin: string, goRun: boolean];
   namespaced: OperatorLayout["namespaced"];
   main: [name: string, target: string] | undefined;
-  update: OperatorLayout["update"];
+  updates: OperatorLayout["updates"];
   readiness: OperatorLayout["readiness"];
 }>;
 
@@ -115,7 +115,7 @@ function factsOf(layout: OperatorLayout, expected: Facts): Facts {
     command: [layout.command.words, layout.command.origin, layout.command.goRun],
     namespaced: layout.namespaced,
     main: layout.main && [layout.main.name, layout.main.target],
-    update: layout.update,
+    updates: layout.updates,
     readiness: layout.readiness,
   };
   return Object.fromEntries(Object.keys(expected).map((key) => [key, Reflect.get(all, key)]));
@@ -134,7 +134,7 @@ describe("operatorLayout", () => {
         command: [["go", "run", "./cmd/main.go", ...GO_RUN_FLAGS], "go run of ./cmd/main.go", true],
         namespaced: { arg: "--watch-namespace", why: "cmd/main.go defines the flag --watch-namespace" },
         main: ["cmd/main.go", "./cmd/main.go"],
-        update: { field: "size", from: 1, to: 2 },
+        updates: [{ field: "size", from: 1, to: 2 }],
         readiness: "conditions",
       },
     ],
@@ -256,7 +256,7 @@ describe("operatorLayout", () => {
         sample: ["/repo/g.yaml", "Gizmo", "g"],
         others: [],
         // The Gizmo's schema types nothing: no update, and nothing against conditions.
-        update: undefined,
+        updates: [],
         readiness: "conditions",
       },
     ],
@@ -270,7 +270,7 @@ describe("operatorLayout", () => {
     [
       "an integer at its maximum goes down",
       repository({ ...KUBEBUILDER, "config/samples/v1_widget.yaml": sample("Widget", "w", { size: 3 }) }),
-      { update: { field: "size", from: 3, to: 2 } },
+      { updates: [{ field: "size", from: 3, to: 2 }] },
     ],
   ];
   it.each(cases)("%s", (_name, input, expected) => {

@@ -25,7 +25,7 @@ const LAYOUT: OperatorLayout = {
     notes: "Found cmd/main.go.",
   },
   namespaced: { arg: "--watch-namespace", why: "cmd/main.go defines the flag --watch-namespace" },
-  update: { field: "size", from: 1, to: 2 },
+  updates: [{ field: "size", from: 1, to: 2 }],
   readiness: "conditions",
 };
 
@@ -105,7 +105,7 @@ describe("starterContract", () => {
       {
         command: { words: ["./bin/op"], origin: "given with --command", goRun: false, notes: "Given." },
         namespaced: { env: "WATCH_NAMESPACE", why: "cmd/main.go reads WATCH_NAMESPACE" },
-        update: undefined,
+        updates: [],
         readiness: "quiet",
       },
       "/repo/ci",

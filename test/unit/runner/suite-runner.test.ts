@@ -107,7 +107,19 @@ describe("runSuite", () => {
           summary: "",
           targets: () => ["t1"],
           targetName: (t: string) => t,
-          observer: { scenario: "recorded", observe: () => Promise.resolve({ children: [secret] }) },
+          observer: {
+            scenario: "recorded",
+            observe: () =>
+              Promise.resolve({
+                children: [secret],
+                target: {
+                  kind: "Secret",
+                  path: ["data", "password"],
+                  value: "aHVudGVyMg==",
+                  perturbed: "x-drift",
+                },
+              }),
+          },
           judge: () => ({ status: "failed", message: "because" }),
         }),
       ],
@@ -116,11 +128,16 @@ describe("runSuite", () => {
     const recorded = JSON.parse(readFileSync(join(workDir, "recorded", "observation.json"), "utf8")) as {
       target: string;
       verdicts: unknown[];
-      observation: { children: { data: { password: string } }[] };
+      observation: {
+        children: { data: { password: string } }[];
+        target: { value: string; perturbed: string };
+      };
     };
     expect(recorded.target).toBe("t1");
     expect(recorded.verdicts).toEqual([{ check: "drift/a", status: "failed", message: "because" }]);
     expect(recorded.observation.children[0]?.data.password).toMatch(/^hmac:[0-9a-f]{12}$/);
+    expect(recorded.observation.target.value).toBe(recorded.observation.children[0]?.data.password);
+    expect(recorded.observation.target.perturbed).toMatch(/^hmac:[0-9a-f]{12}$/);
   });
 
   it("says why a check has no targets", async () => {

@@ -94,10 +94,11 @@ describe("drift/managed-field judge", () => {
       /^repaired with 4 effective writes to Service\/hello \(a repair takes at most 3\)$/,
     ],
     [
-      "never restored before the deadline",
+      // No evidence of a violation: the operator was still at work when the time ran out.
+      "the deadline passed with the operator still writing",
       observation({ outcome: "timeout", timeoutMs: 60_000, lastReason: "spec.ports[0].port is 81" }, []),
-      "failed",
-      /^not repaired within 60 s: spec.ports\[0\].port is 81$/,
+      "inconclusive",
+      /^no verdict within 60 s of the perturbation: the operator was still writing at the deadline \(last seen: spec.ports\[0\].port is 81\)$/,
     ],
     [
       "silent without restoring",

@@ -7,6 +7,7 @@ import {
   operatorManagedPaths,
   parseTargetId,
   perturb,
+  shownValue,
 } from "../../../../src/suites/shared/drift-targets.js";
 
 const none = { include: [], exclude: [] };
@@ -176,5 +177,31 @@ describe("operatorManagedPaths and driftPatch", () => {
       { op: "add", path: "/metadata/annotations", value: { "example.com/a": "1" } },
       { op: "add", path: "/metadata/labels/example.com~1l", value: "1" },
     ]);
+  });
+});
+
+describe("shownValue", () => {
+  it.each<[string, string, (string | number)[], unknown, unknown]>([
+    ["a Secret's data: a keyed hash", "Secret", ["data", "password"], "aHVudGVyMg==", /^hmac:[0-9a-f]{12}$/],
+    [
+      "a Secret's stringData: a keyed hash",
+      "Secret",
+      ["stringData", "token"],
+      "hunter2",
+      /^hmac:[0-9a-f]{12}$/,
+    ],
+    ["a Secret's metadata: as it is", "Secret", ["metadata", "labels", "app"], "web", "web"],
+    ["a ConfigMap's data: as it is", "ConfigMap", ["data", "port"], "8080", "8080"],
+    ["an absent value: absent", "Secret", ["data", "password"], undefined, undefined],
+  ])("%s", (_name, kind, path, value, expected) => {
+    const shown = shownValue(kind, path, value);
+    if (expected instanceof RegExp) expect(shown).toMatch(expected);
+    else expect(shown).toBe(expected);
+  });
+
+  it("shows the same value as the same hash and another as another", () => {
+    const a = shownValue("Secret", ["data", "p"], "one");
+    expect(shownValue("Secret", ["data", "p"], "one")).toBe(a);
+    expect(shownValue("Secret", ["data", "p"], "two")).not.toBe(a);
   });
 });

@@ -124,6 +124,14 @@ describe("staleness/missed-intermediate-state targets", () => {
     expect(missedIntermediateState.skip?.(contract)).toBeUndefined();
   });
 
+  it("is skipped, not inconclusive, with one update: there is nothing between the sample and it", async () => {
+    const contract = await exampleContract();
+    expect(missedIntermediateState.skip?.({ ...contract, updates: contract.updates.slice(0, 1) })).toEqual({
+      target: "updates",
+      skip: "the contract has one update: an intermediate state to miss needs two (add a second to `updates`)",
+    });
+  });
+
   it("needs the reference of the last update, and is one target named by the updates", async () => {
     const contract = await exampleContract();
     expect(missedIntermediateState.references?.(contract)).toEqual([2]);

@@ -79,17 +79,39 @@ const rows: {
       "observedGeneration caught up with the spec update (generation 2) and stayed put for metadata-only changes",
   },
   {
-    name: "failed: did not catch up with the spec update",
+    name: "failed: fell silent without catching up with the spec update",
     observation: settled({
       specUpdate: {
-        outcome: "not-caught-up",
+        outcome: "gave-up",
         lastReason: "observedGeneration 1, generation 2",
+        observed: 1,
+        generation: 2,
         writes: [writeEntry({ seq: 40 })],
         operatorLog: ["reconciling"],
       },
     }),
     status: "failed",
-    message: "observedGeneration did not catch up with the spec update: observedGeneration 1, generation 2",
+    message:
+      "observedGeneration did not catch up with the spec update: observedGeneration 1, generation 2, and the operator has made no write for 10 s",
+  },
+  {
+    // The deadline passed with the operator still writing: no evidence of a violation (seen on a slow
+    // machine, where a rollout loop kept the example's timestamp-in-template mutant busy).
+    name: "inconclusive: the deadline passed while the operator was still writing",
+    observation: settled({
+      specUpdate: {
+        outcome: "deadline",
+        lastReason: "observedGeneration 2, generation 2; operator wrote 80 ms ago",
+        observed: 2,
+        generation: 2,
+        timeoutMs: 60_000,
+        writes: [writeEntry({ seq: 40 })],
+        operatorLog: ["reconciling"],
+      },
+    }),
+    status: "inconclusive",
+    message:
+      "no verdict within 60 s of the spec update: the operator was still writing at the deadline (last seen: observedGeneration 2, generation 2; operator wrote 80 ms ago)",
   },
   {
     name: "inconclusive: the update was due but not applied",
@@ -110,7 +132,7 @@ describe("status-stability/observed-generation", () => {
     const judgement = observedGeneration.judge(
       settled({
         specUpdate: {
-          outcome: "not-caught-up",
+          outcome: "gave-up",
           lastReason: "observedGeneration 1, generation 2",
           writes: [writeEntry({ seq: 40 })],
           operatorLog: ["reconciling"],
