@@ -57,7 +57,6 @@ export class SpecReferences {
     return this.deps.contract.updates.length + 1;
   }
 
-  /** The reference of `spec`; `progress` hears about the computation when this call starts it. */
   /** The kinds of the children in every reference computed so far (for the contract's promises' sake). */
   async childKinds(): Promise<Set<string>> {
     const settled = await Promise.allSettled(this.computed.values());
@@ -66,6 +65,7 @@ export class SpecReferences {
     );
   }
 
+  /** The reference of `spec`; `progress` hears about the computation when this call starts it. */
   forSpec(spec: number, progress: (line: string) => void = () => undefined): Promise<SpecReference> {
     if (!Number.isInteger(spec) || spec < 0 || spec >= this.count) {
       throw new RangeError(`spec ${spec}: the contract has specs 0..${this.count - 1}`);
