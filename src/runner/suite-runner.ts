@@ -111,6 +111,7 @@ export async function runSuite(
   );
 
   const groups = new Map<string, ScenarioGroup>();
+  const seenNames = new Map<string, number>();
   const entries = new Map<AnyCheck, Entry[]>();
   for (const check of checks) {
     const own: Entry[] = [];
@@ -144,7 +145,12 @@ export async function runSuite(
         own.push(skipped(check.id, { target: name, skip: why }));
         continue;
       }
-      const key = `${suite.checks.findIndex((c) => c.observer === check.observer)}#${name}`;
+      // Checks that share an observer share the scenario of a target; two targets of one check
+      // that happen to have the same name are two scenarios, as they always were.
+      const occurrence = (seenNames.get(`${check.id}#${name}`) ?? 0) + 1;
+      seenNames.set(`${check.id}#${name}`, occurrence);
+      const observerIndex = suite.checks.findIndex((c) => c.observer === check.observer);
+      const key = `${observerIndex}#${name}#${occurrence}`;
       const group: ScenarioGroup = groups.get(key) ?? {
         observer: check.observer,
         target,
@@ -236,6 +242,7 @@ function notHere(suite: Suite, group: ScenarioGroup, context: SuiteContext): Sce
       unselected: true as const,
     }));
   }
+  if (group.checks.every((c) => c.everyShard)) return undefined;
   const assignedTo = suite.checks.find((c) => c.observer === group.observer)?.id ?? "";
   if (inShard(context.shard, scenarioKey(assignedTo, group.name))) return undefined;
   return group.checks.map((c) => ({

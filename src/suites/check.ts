@@ -95,6 +95,11 @@ export interface Check<
   readonly observer: Observer<Target, Observation, Phase>;
   /** The optional phases of a shared observer this check needs. */
   readonly needs?: readonly Phase[];
+  /**
+   * Runs in every job of a sharded run, not in one: each job has a cluster
+   * of its own, and the cluster's sanity is what every other check there rests on.
+   */
+  readonly everyShard?: boolean;
   /** The verdict on one scenario's observation. Pure: no I/O, no clock. */
   judge(observation: Observation, contract: Contract): Judgement;
   /**

@@ -20,6 +20,7 @@ export const optimisticConcurrency = defineCheck<string, StaleReplace>({
   id: "cluster/optimistic-concurrency",
   level: "MUST",
   summary: "the cluster rejects a stale replace with 409 Conflict, as every other check assumes",
+  everyShard: true,
   targets: () => ["ConfigMap stale replace"],
   targetName: (target) => target,
   observer: {

@@ -36,7 +36,7 @@ const REPAIR_WRITE_BOUND = 3;
 export type Repair =
   /** The convergence deadline passed first, the operator still writing. */
   | { readonly outcome: "timeout"; readonly timeoutMs: number; readonly lastReason: string }
-  /** Not restored, and the operator silent so long it is not going to. */
+  /** Not restored, and the operator silent so long it is not going to; the value as evidence shows it. */
   | { readonly outcome: "gave-up"; readonly value: unknown }
   /** Restored, and the operator quiet since. */
   | { readonly outcome: "restored"; readonly object: KubeObject };
@@ -122,8 +122,10 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
             const value = valueAt(now, target.path);
             const silence = scenario.silence(perturbedAt);
             if (!isDeepStrictEqual(value, target.value)) {
-              if (hasGivenUp(silence)) return { done: true, value: { outcome: "gave-up", value } };
-              return { done: false, reason: `${formatPath(target.path)} is ${JSON.stringify(value)}` };
+              // Recorded as shown: a Secret's value never reaches the observation or a message.
+              if (hasGivenUp(silence))
+                return { done: true, value: { outcome: "gave-up", value: shown(value) } };
+              return { done: false, reason: `${formatPath(target.path)} is ${JSON.stringify(shown(value))}` };
             }
             return isQuiet(silence, quietPeriodMs)
               ? { done: true, value: { outcome: "restored", object: now } }
@@ -160,14 +162,14 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
     if (repair.outcome === "gave-up") {
       return {
         status: "failed",
-        message: `not repaired: ${formatPath(target.path)} is still ${JSON.stringify(shown(repair.value))}, and the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the perturbation`,
+        message: `not repaired: ${formatPath(target.path)} is still ${JSON.stringify(repair.value)}, and the operator has made no write for ${GIVE_UP_IDLE_MS / 1000} s since the perturbation`,
         evidence: {
           diffs: [
             {
               object: describeRef(child.ref),
               path: formatPath(target.path),
               expected: shown(target.value),
-              actual: shown(repair.value),
+              actual: repair.value,
             },
           ],
           writes: shownWrites,

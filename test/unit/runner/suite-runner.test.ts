@@ -241,6 +241,26 @@ describe("runSuite", () => {
     }
   });
 
+  it("runs a check that rests on each job's own cluster in every shard", async () => {
+    const seen: string[] = [];
+    const s = suite(check("drift/a", echo("a", seen), ["t1"], { everyShard: true }));
+    for (const index of [1, 2, 3]) {
+      const results = await runSuite(s, context({ shard: { index, count: 3 } }), all(s));
+      expect(results.map(brief)).toEqual(["drift/a t1: passed judged t1"]);
+    }
+    expect(seen).toEqual(["t1", "t1", "t1"]);
+  });
+
+  it("gives two targets of one check with the same name a scenario each", async () => {
+    const seen: string[] = [];
+    const s = suite(check("drift/a", echo("a", seen), ["twin", "twin"]));
+    expect((await runSuite(s, context(), all(s))).map(brief)).toEqual([
+      "drift/a twin: passed judged twin",
+      "drift/a twin: passed judged twin",
+    ]);
+    expect(seen).toEqual(["twin", "twin"]);
+  });
+
   it("opens only the scenario --scenario asks for; the others are placeholders left out of the report", async () => {
     const seen: string[] = [];
     const s = suite(check("drift/a", echo("a", seen), ["t1", "t2"]));
