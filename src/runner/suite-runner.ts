@@ -274,7 +274,10 @@ async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise
         progress: context.progress,
         phases: new Set(group.checks.flatMap((c) => c.needs ?? [])),
         open: () =>
-          (opening ??= Scenario.open(group.observer.scenario, deps).then((opened) => (scenario = opened))),
+          (opening ??= Scenario.open(
+            group.observer.scenarioOf?.(group.target) ?? group.observer.scenario,
+            deps,
+          ).then((opened) => (scenario = opened))),
       },
       group.target,
     );

@@ -69,6 +69,11 @@ export interface Observer<Target, Observation, Phase extends string = never> {
   /** Names the scenario's namespace ("drift-field" -> rc-drift-field-1a2b3c). */
   readonly scenario: string;
   /**
+   * The name for one target's scenario, when it should tell the targets'
+   * namespaces apart (a kept namespace says which scenario it was); default `scenario`.
+   */
+  scenarioOf?(target: Target): string;
+  /**
    * Runs the scenario and returns what was seen, as plain data (JSON):
    * write log entries, fault proofs, end states, the reference's. Throws
    * Inconclusive when the scenario cannot reach the point it observes.

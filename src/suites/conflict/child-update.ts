@@ -113,6 +113,7 @@ export const childUpdate = defineCheck<WriteEntry, ChildUpdateObservation>({
   targetName: (target) => `${normalisedKey(target)} (${target.verb})`,
   observer: {
     scenario: "conflict-child",
+    scenarioOf: (target) => `conflict-${target.resource}`,
     async observe(context, target) {
       context.progress(`a concurrent write before the operator's ${target.verb} of ${target.resource}`);
       const { contract } = context;

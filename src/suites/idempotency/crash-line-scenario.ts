@@ -75,6 +75,7 @@ export function crashLineTargets(
 export function crashLineObserver(scenario: string): Observer<CrashLineTarget, CrashLineObservation> {
   return {
     scenario,
+    scenarioOf: ({ line }) => `crash-${line.ordinal}`,
     async observe(context, { line, reference }) {
       context.progress(`crash after write ${line.id}`);
       const opened = await context.open();

@@ -59,6 +59,7 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
   targetName: (kind) => kind.resource,
   observer: {
     scenario: "unseen",
+    scenarioOf: (kind) => `unseen-${kind.resource}`,
     async observe(context, kind) {
       context.progress(`holding ${kind.resource} events from the operator's watch`);
       const reference = specReference(context, 0);

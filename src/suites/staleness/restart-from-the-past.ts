@@ -90,6 +90,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
   targetName: (line) => line.id,
   observer: {
     scenario: "past",
+    scenarioOf: (line) => `past-${line.ordinal}`,
     async observe(context, line) {
       context.progress(`restart from the past before write ${line.id}`);
       const reference = specReference(context, 0);
