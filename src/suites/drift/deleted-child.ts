@@ -47,16 +47,12 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
   level: "MUST",
   summary: "a deleted child is recreated as the reference has it",
   references: () => [0],
-  targets({ contract, references }) {
-    const children = references.get(0)?.children ?? [];
-    if (children.length === 0) {
-      return {
-        target: "children",
-        skip: "the operator created no child on its way to the reference: nothing to delete",
-      };
-    }
-    return childTargets(children, contract.drift);
-  },
+  targets: ({ contract, references }) =>
+    childTargets(
+      references.get(0)?.children ?? [],
+      contract.drift,
+      "the operator created no child on its way to the reference: nothing to delete",
+    ),
   targetName: (target) => target.name,
   observer: {
     scenario: "drift-deleted",

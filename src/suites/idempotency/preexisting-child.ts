@@ -63,16 +63,12 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
   summary:
     "a child that exists before its custom resource (the reference's name, other values, no owner) is never reported Ready while it differs",
   references: () => [0],
-  targets({ contract, references }) {
-    const children = references.get(0)?.children ?? [];
-    if (children.length === 0) {
-      return {
-        target: "children",
-        skip: "the operator created no child on its way to the reference: none can exist first",
-      };
-    }
-    return childTargets(children, contract.drift);
-  },
+  targets: ({ contract, references }) =>
+    childTargets(
+      references.get(0)?.children ?? [],
+      contract.drift,
+      "the operator created no child on its way to the reference: none can exist first",
+    ),
   targetName: (target) => target.name,
   skipTarget({ child, fields }, { contract }) {
     if (contract.readiness.kind === "quiet") {

@@ -269,8 +269,17 @@ export interface ChildTarget {
   readonly fields: readonly DriftTarget[];
 }
 
-/** One target per child of a reference, each with its managed fields. */
-export function childTargets(children: readonly ReferenceChild[], selection: Selection): ChildTarget[] {
+/**
+ * One target per child of a reference, each with its managed fields; when
+ * the reference has no child, the skip (target "children") with `none` as
+ * its reason.
+ */
+export function childTargets(
+  children: readonly ReferenceChild[],
+  selection: Selection,
+  none: string,
+): ChildTarget[] | { readonly target: string; readonly skip: string } {
+  if (children.length === 0) return { target: "children", skip: none };
   return children.map((child) => ({
     name: `${child.ref.kind}/${normalisedName(child.ref)}`,
     child,

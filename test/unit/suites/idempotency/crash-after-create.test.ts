@@ -1,25 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { loadContract } from "../../../../src/contract/load-contract.js";
 import { Inconclusive, NeverQuiet } from "../../../../src/scenario/scenario.js";
-import type { SpecReference } from "../../../../src/scenario/spec-references.js";
 import { crashAfterCreate } from "../../../../src/suites/idempotency/crash-after-create.js";
 import { crashAfterWrite } from "../../../../src/suites/idempotency/crash-after-write.js";
 import { crashLineCases } from "./crash-line-cases.js";
-import { service, write } from "./fixtures.js";
+import { crashLineContext, write } from "./fixtures.js";
 
 const contract = await loadContract("examples/webapp-operator/reconcile-conformance.yaml");
 
-function context(writes: SpecReference["writes"]) {
-  const reference: SpecReference = {
-    spec: 0,
-    namespace: "ref",
-    customResource: {},
-    children: [service()],
-    writes,
-    specWrites: [{ spec: 0, seq: 0 }],
-  };
-  return { contract, references: new Map([[0, reference]]) };
-}
+const context = (writes: Parameters<typeof crashLineContext>[1]) => crashLineContext(contract, writes);
 
 describe("crash-after-create: its targets", () => {
   it("takes the creates of the reference's write sequence, named by their crash line", () => {

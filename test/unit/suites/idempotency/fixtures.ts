@@ -1,6 +1,8 @@
+import type { Contract } from "../../../../src/contract/load-contract.js";
 import type { KillRecord } from "../../../../src/proxy/faults.js";
 import type { WriteEntry } from "../../../../src/proxy/write-log.js";
 import type { LiveChild } from "../../../../src/scenario/reference-state.js";
+import type { SpecReference } from "../../../../src/scenario/spec-references.js";
 import { writeEntry } from "../../../support/write-entry.js";
 
 /** The webapp example's contract: the judges read its readiness, drift, promises and custom resource. */
@@ -71,3 +73,16 @@ export function service(
 
 /** A kill as the fault records it. */
 export const KILL: KillRecord = { signal: "SIGKILL", pids: [41, 42], run: 1 };
+
+/** What the crash checks' targets are chosen from: a contract and a reference of `writes`. */
+export function crashLineContext(contract: Contract, writes: SpecReference["writes"]) {
+  const reference: SpecReference = {
+    spec: 0,
+    namespace: "ref",
+    customResource: {},
+    children: [service()],
+    writes,
+    specWrites: [{ spec: 0, seq: 0 }],
+  };
+  return { contract, references: new Map([[0, reference]]) };
+}
