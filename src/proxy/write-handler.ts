@@ -4,35 +4,32 @@ import {
   RequestWithheld,
   type ApiServerConnection,
   type BufferedAnswer,
-  type OutgoingHeaders,
 } from "../kube/api-server-connection.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { mutationRequest, objectPath } from "./fault-actions.js";
 import type { KillRecord, TakenFault } from "./faults.js";
 import type { FaultPlan } from "./faults.js";
-import { parseWriteBody, sentPrecondition, withPrecondition, type WriteBody } from "./preconditions.js";
-import { protobufMetadata, protobufStatusReason, type ProtobufMetadata } from "./protobuf-metadata.js";
-import { classifyRequest, type RequestInfo } from "./request-classifier.js";
-import { redactSecretBody } from "./secret-redaction.js";
+import { withPrecondition } from "./preconditions.js";
+import { protobufMetadata } from "./protobuf-metadata.js";
+import type { RequestInfo } from "./request-classifier.js";
 import { decideEffect, type EffectFacts } from "./write-effect.js";
 import { readChangedFields } from "./changed-fields.js";
-import { tagOf, type Actor, type WriteEntry, type WriteLog } from "./write-log.js";
+import { tagOf, type WriteEntry, type WriteLog } from "./write-log.js";
+import {
+  isStaleConflict,
+  itemCount,
+  jsonMetadata,
+  parseAnswer,
+  reasonFor,
+  statusReason,
+} from "./write-answers.js";
+import { objectKey, readWrite, writeEntryOf, type IncomingWrite, type ReadWrite } from "./write-request.js";
+
+export type { IncomingWrite } from "./write-request.js";
 
 /** How often the proxy re-reads and resends an unconditional write whose added precondition went stale. */
 export const PRECONDITION_ATTEMPTS = 5;
-
-/** One write as received: who sent it, what it addresses, its body. */
-export interface IncomingWrite {
-  readonly actor: Actor;
-  /** The operator's run at arrival (operator writes only). */
-  readonly run?: number;
-  readonly method: string;
-  readonly url: string;
-  readonly headers: OutgoingHeaders;
-  readonly body: Buffer;
-  readonly time: string;
-}
 
 /** What the handler decided the client gets. */
 export type WriteAnswer =
@@ -69,9 +66,6 @@ interface ObjectState {
   /** The whole object as read (JSON). */
   readonly object?: unknown;
 }
-
-/** An object's identity, read from a JSON body as protobuf-metadata.ts reads it from a protobuf one. */
-type Metadata = ProtobufMetadata;
 
 /**
  * Every write through the proxy, in small steps: read what it is (its
@@ -116,36 +110,7 @@ export class WriteHandler {
 
   /** Step 1: what the write is. */
   private read(write: IncomingWrite): ReadWrite {
-    const contentType = header(write.headers, "content-type");
-    const classified = classifyRequest(write.method, write.url, contentType);
-    const { parsed, reencodable } = parseWriteBody(write.body, contentType);
-    const meta = protobufMetadata(write.body) ?? jsonMetadata(parsed);
-    // A create names its object in the body; the URL names it for every other verb.
-    const info: RequestInfo =
-      classified.name || !meta.name || classified.verb !== "create"
-        ? classified
-        : { ...classified, name: meta.name };
-    const body: WriteBody = {
-      verb: info.verb,
-      group: info.group,
-      resource: info.resource,
-      patchType: info.patchType,
-      body: write.body,
-      parsed,
-      reencodable,
-    };
-    const query = new URL(write.url, "http://write.invalid").searchParams;
-    return {
-      write,
-      info,
-      body,
-      parsed,
-      meta,
-      precondition: sentPrecondition(body),
-      ownerUids: meta.ownerUids ?? this.owners.get(objectKey(info)),
-      fieldManager: query.get("fieldManager") ?? undefined,
-      dryRun: query.getAll("dryRun").length > 0,
-    };
+    return readWrite(write, (key) => this.owners.get(key));
   }
 
   /**
@@ -471,123 +436,11 @@ export class WriteHandler {
     outcome: Partial<WriteEntry> & { code: number },
     decision: { effect: WriteEntry["effect"]; why?: string },
   ): WriteEntry {
-    const { info, write, meta } = request;
-    const { path: _path, ...identity } = info;
-    const tag = tagOf(info);
-    const body = request.parsed === undefined ? undefined : redactSecretBody(info, request.parsed);
-    return {
-      seq,
-      time: write.time,
-      actor: write.actor,
-      ...(write.run !== undefined ? { run: write.run } : {}),
-      ...identity,
-      ...(meta.generateName && info.verb === "create" ? { generateName: meta.generateName } : {}),
-      ...(request.fieldManager ? { fieldManager: request.fieldManager } : {}),
-      ...(request.dryRun ? { dryRun: true as const } : {}),
-      ...(request.precondition ? { sentResourceVersion: request.precondition } : {}),
-      ...outcome,
-      effect: decision.effect,
-      ...(decision.why ? { effectWhy: decision.why } : {}),
-      ...(tag ? { tag } : {}),
-      ...(body === undefined ? {} : { body }),
-    };
+    return writeEntryOf(request, seq, outcome, decision);
   }
-}
-
-interface ReadWrite {
-  readonly write: IncomingWrite;
-  readonly info: RequestInfo;
-  readonly body: WriteBody;
-  readonly parsed: unknown;
-  readonly meta: Metadata;
-  readonly precondition?: string;
-  readonly ownerUids?: readonly string[];
-  readonly fieldManager?: string;
-  readonly dryRun: boolean;
 }
 
 interface Forwarded {
   readonly entry: WriteEntry;
   readonly answer: BufferedAnswer;
-}
-
-/** A 409 caused by a stale resourceVersion (not a server-side apply field conflict): JSON and protobuf alike. */
-function isStaleConflict(answer: BufferedAnswer): boolean {
-  return answer.status === 409 && answer.body.includes("the object has been modified");
-}
-
-function header(headers: OutgoingHeaders, name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() === name) return Array.isArray(value) ? value.join(", ") : String(value);
-  }
-  return undefined;
-}
-
-function parseAnswer(answer: BufferedAnswer): unknown {
-  const type = String(answer.headers["content-type"] ?? "");
-  if (!type.includes("json") || answer.body.length === 0) return undefined;
-  try {
-    return JSON.parse(answer.body.toString("utf8")) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-function jsonMetadata(value: unknown): Metadata {
-  if (typeof value !== "object" || value === null || !("metadata" in value)) return {};
-  const meta = value.metadata;
-  if (typeof meta !== "object" || meta === null) return {};
-  const field = (key: string) => (meta as Record<string, unknown>)[key];
-  const text = (key: string) => {
-    const v = field(key);
-    return typeof v === "string" && v !== "" ? v : undefined;
-  };
-  const generation = field("generation");
-  const owners = field("ownerReferences");
-  const ownerUids = Array.isArray(owners)
-    ? owners
-        .map((o) => (o as { uid?: unknown }).uid)
-        .filter((uid): uid is string => typeof uid === "string" && uid !== "")
-    : [];
-  const result: Record<string, unknown> = {
-    name: text("name"),
-    generateName: text("generateName"),
-    uid: text("uid"),
-    resourceVersion: text("resourceVersion"),
-    generation: typeof generation === "number" ? generation : undefined,
-    terminating: text("deletionTimestamp") ? true : undefined,
-    ownerUids: ownerUids.length > 0 ? ownerUids : undefined,
-  };
-  return Object.fromEntries(Object.entries(result).filter(([, v]) => v !== undefined));
-}
-
-function itemCount(value: unknown): number | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const items = (value as { items?: unknown }).items;
-  return Array.isArray(items) ? items.length : undefined;
-}
-
-function statusReason(answer: BufferedAnswer): string | undefined {
-  const parsed = parseAnswer(answer);
-  if (
-    typeof parsed === "object" &&
-    parsed !== null &&
-    "reason" in parsed &&
-    typeof parsed.reason === "string"
-  ) {
-    return parsed.reason;
-  }
-  return protobufStatusReason(answer.body);
-}
-
-export function reasonFor(status: number): string {
-  if (status === 429) return "TooManyRequests";
-  if (status === 409) return "Conflict";
-  if (status === 504) return "Timeout";
-  if (status >= 500) return "InternalError";
-  return "BadRequest";
-}
-
-function objectKey(info: Pick<RequestInfo, "group" | "resource" | "namespace" | "name">): string {
-  return `${info.group}/${info.resource}/${info.namespace ?? ""}/${info.name ?? ""}`;
 }
