@@ -1,7 +1,7 @@
 // npm run matrix -- [--operator webapp-operator|webapp-operator-ts] [--repeat N] [--parallel P]
 //                   [--only a,b] [--suites a,b] [--verdicts FILE] [--work-dir DIR]
 //
-// Runs an example operator's kill matrix (the reference and every mutant in
+// Runs an example operator's kill matrix (the reference, every variant and every mutant in
 // examples/<operator>/kill-matrix.yaml, `run --strict`; default the Go one) N times, the
 // cases spread over P kwok clusters side by side, and reports each case's
 // violations of the matrix and every check whose verdict differed between
@@ -13,6 +13,7 @@ import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import type { Status } from "../src/report/report-model.js";
 import {
+  caseNames,
   defaultMatrixParallelism,
   GO_OPERATOR,
   loadKillMatrix,
@@ -49,7 +50,7 @@ if (!operator) {
   );
 }
 const matrix = await loadKillMatrix(operator);
-const names = ["reference", ...Object.keys(matrix.mutants)];
+const names = caseNames(matrix);
 const cases = values.only ? values.only.split(",") : names;
 for (const name of cases) {
   if (!names.includes(name)) throw new Error(`--only ${name}: not in the kill matrix (${names.join(", ")})`);

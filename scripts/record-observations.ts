@@ -4,7 +4,8 @@
 // recorded observation per mutant and check that the mutant's kill-matrix.yaml says must fail,
 // preferring a failed verdict, and writes each as a fixture the judges' table tests re-judge
 // (test/unit/suites/recorded-observations.test.ts): a change to a judge then shows which recorded
-// verdict it changes. Also one passing observation per check from each operator's reference.
+// verdict it changes. Also one passing observation per check from each operator's reference, and per
+// check that pairs children by role from each correct variant.
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
@@ -17,6 +18,16 @@ const { values } = parseArgs({
 if (!values.from) throw new Error("--from DIR: the --work-dir of a kill matrix run");
 const root = join(import.meta.dirname, "..");
 const MAX_FIXTURE_BYTES = 512 * 1024;
+/** The checks whose verdicts rest on children paired by role and on values generated per life. */
+const ROLE_CHECKS = [
+  "idempotency/crash-after-create",
+  "idempotency/crash-after-write",
+  "idempotency/recreate-same-name",
+  "drift/managed-field",
+  "drift/deleted-child",
+  "conflict/child-update",
+  "staleness/restart-from-the-past",
+];
 
 /** Every observation.json below `dir`. */
 async function observations(dir: string): Promise<string[]> {
@@ -32,6 +43,12 @@ for (const operator of MATRIX_OPERATORS) {
   const matrix = await loadKillMatrix(operator);
   const wanted: [string, readonly string[], string][] = [
     ["reference", [], "passed"],
+    // A correct variant's passes on the checks that pair children across lives and judge per-life values.
+    ...Object.keys(matrix.variants ?? {}).map((name): [string, readonly string[], string] => [
+      name,
+      ROLE_CHECKS,
+      "passed",
+    ]),
     ...Object.entries(matrix.mutants).map(([name, m]): [string, readonly string[], string] => [
       name,
       m.mustFail,

@@ -64,14 +64,71 @@ export function exitCodeOf(error: unknown): ExitCode {
 
 /** A one-line description of anything thrown, for logs. */
 export function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof Error)) return withoutSecretValues(String(error));
   // "fetch failed" and friends only make sense with their cause attached.
   const causes: string[] = [];
   for (let cause = error.cause; cause !== undefined && causes.length < 5;) {
     causes.push(cause instanceof Error ? cause.message : JSON.stringify(cause));
     cause = cause instanceof Error ? cause.cause : undefined;
   }
-  return [error.message, ...causes].join(": ");
+  return withoutSecretValues([error.message, ...causes].join(": "));
+}
+
+/**
+ * A message with the values of any Secret it quotes left out: the API
+ * server's answer to a refused Secret write echoes the object it was sent
+ * (`Invalid value: "{\\"data\\":{\\"password\\":…}}"`), and Secret data never
+ * reaches a report. The `data` and `stringData` maps read `{…}`, however
+ * deeply the JSON is escaped and whatever their values hold; only in a
+ * message that mentions a Secret. A map whose end cannot be found (a Go
+ * print of one, whose values are not quoted) takes the rest of the
+ * message with it.
+ */
+export function withoutSecretValues(message: string): string {
+  // "/secrets/", `secrets "s"`, `Secret "s" is invalid`, "kind":"Secret", &Secret{...}: any mention.
+  if (!/\bsecrets?\b/i.test(message)) return message;
+  const key =
+    /(\\*)"(?:data|stringData)\\*"\s*:\s*(?=\{)|\b(?:[Dd]ata|[Ss]tring[Dd]ata):(?:map\[[^\]]*\][^\s{,]*(?=\{)|(?=map\[))/g;
+  let out = "";
+  let from = 0;
+  for (let match = key.exec(message); match; match = key.exec(message)) {
+    const start = match.index + match[0].length;
+    if (start < from) continue;
+    if (match[1] === undefined) {
+      // Go prints map values unquoted: where one ends cannot be told, so the rest goes.
+      return `${out}${message.slice(from, start)}… (the rest of the message holds Secret values: left out)`;
+    }
+    const end = endOfJsonMap(message, start, match[1].length);
+    out += `${message.slice(from, start)}{…}`;
+    from = end;
+    key.lastIndex = end;
+  }
+  return out + message.slice(from);
+}
+
+/**
+ * Where a JSON map that opens at `start` ends; the message's end when it
+ * does not. Its strings are delimited by quotes preceded by `delimiter`
+ * backslashes (0 in plain JSON, 1 escaped once, 3 twice, 2^n - 1): a quote
+ * preceded by that many plus a multiple of 2 * (delimiter + 1) (escaped
+ * backslashes at the end of a value) is one too; any other is inside a value.
+ */
+function endOfJsonMap(text: string, start: number, delimiter: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const char = text[i];
+    if (char === '"') {
+      let backslashes = 0;
+      while (text[i - 1 - backslashes] === "\\") backslashes++;
+      if (backslashes % (2 * (delimiter + 1)) === delimiter) inString = !inString;
+      continue;
+    }
+    if (inString) continue;
+    if (char === "{") depth++;
+    else if (char === "}" && --depth === 0) return i + 1;
+  }
+  return text.length;
 }
 
 /** Throws AbortedError when the signal has fired; call between steps of long work. */

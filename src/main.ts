@@ -1,6 +1,5 @@
 import * as core from "@actions/core";
 import { readFile } from "node:fs/promises";
-import { relative } from "node:path";
 import { reportLeftovers } from "./cleanup/leftovers.js";
 import { processEnvironment } from "./cluster/cluster-config.js";
 import { describeError, exitCodeOf, InfrastructureError } from "./errors.js";
@@ -8,9 +7,11 @@ import { abortOnSignals } from "./process/shutdown.js";
 import { annotationsOf } from "./report/annotations.js";
 import { writeReportFiles } from "./report/report-files.js";
 import { exitCodeOfReport, type RunReport, type Status } from "./report/report-model.js";
-import { runKit } from "./runner/run-kit.js";
+import { deleteClusterCommand, runKit } from "./runner/run-kit.js";
 import { prepareRun } from "./runner/run-options.js";
+import { ACTION_SETTINGS } from "./runner/setting-names.js";
 import { systemClock } from "./util/clock.js";
+import { pathFrom } from "./util/files.js";
 import { onSecret } from "./util/secrets.js";
 import { actionsCommandRunner } from "./action/actions-runner.js";
 import { actionsLogger, actionsProgress } from "./action/actions-progress.js";
@@ -30,18 +31,15 @@ export async function run(): Promise<void> {
   const shutdown = abortOnSignals((signal) => core.warning(`${signal}: stopping and cleaning up`));
   const progress = actionsProgress();
   try {
-    const settings = actionSettings((name) => core.getInput(name));
+    const settings = actionSettings((name) => core.getInput(name), process.env);
     const environment = processEnvironment();
+    // Every input is checked, and the contract read, before a download or a build.
+    const prepared = await prepareRun(settings.request, environment, ACTION_SETTINGS);
     await ensureTools(settings, {
       runner: actionsCommandRunner,
       logger: actionsLogger,
       environment,
       signal: shutdown.signal,
-    });
-    const prepared = await prepareRun(settings.request, environment, {
-      prefix: "input ",
-      parallel: "input parallel",
-      shard: "input shard",
     });
     await reportLeftovers(environment, actionsLogger);
     const report = await runKit(prepared.config, {
@@ -52,9 +50,17 @@ export async function run(): Promise<void> {
       progress,
     });
     progress.close();
-    const files = await writeReportFiles(report, prepared.reportDir, docsBase(process.env));
+    const files = await writeReportFiles(report, prepared.reportDir, {
+      ...docsBase(process.env),
+      baseDir: workspace(),
+    });
     // The verdict first: outputs and the step's outcome must not depend on the presentation after it.
     setOutputs(report, files);
+    if (settings.keepCluster && !passed(report.status) && report.cluster.provider !== "existing") {
+      const name = report.cluster.name ?? "";
+      core.saveState(STATE.keptCluster, `${report.cluster.provider} cluster ${name}`);
+      core.saveState(STATE.keptClusterDelete, deleteClusterCommand(report.cluster.provider, name));
+    }
     const code = exitCodeOfReport(report);
     if (code !== 0 && settings.failOnViolation) {
       core.setFailed(failureMessage(report));
@@ -111,19 +117,24 @@ function failureMessage(report: RunReport): string {
 /** An error per failed MUST check, a warning per warned SHOULD check, on the contract's line when there is one. */
 async function annotate(report: RunReport): Promise<void> {
   const text = await readFile(report.contract, "utf8").catch(() => undefined);
-  const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
+  const base = workspace();
   for (const annotation of annotationsOf(
     report,
     text === undefined ? undefined : { file: report.contract, text },
   )) {
     const properties = {
       title: annotation.title,
-      ...(annotation.file ? { file: relative(workspace, annotation.file) } : {}),
+      ...(annotation.file ? { file: pathFrom(base, annotation.file) } : {}),
       ...(annotation.line === undefined ? {} : { startLine: annotation.line }),
     };
     if (annotation.level === "error") core.error(annotation.message, properties);
     else core.warning(annotation.message, properties);
   }
+}
+
+/** The job's checkout: the annotations' files and the summary's paths are named from it. */
+function workspace(): string {
+  return process.env.GITHUB_WORKSPACE ?? process.cwd();
 }
 
 /** Links from the summary to the check docs of the version of the action that ran. */

@@ -25,10 +25,14 @@ export const DEFAULT_KIND_VERSION = "v0.33.0";
 const CLUSTERS = ["kind", "kwok", "existing"] as const;
 
 /**
- * Maps the Action's inputs (action.yml) to the same RunRequest the CLI's
- * flags make; nothing else happens here. Errors name the input.
+ * Maps the Action's inputs (action.yml) and the variables the CLI reads too
+ * (`env`) to the same RunRequest the CLI's flags make; nothing else happens
+ * here. Errors name the input, or the variable.
  */
-export function actionSettings(input: InputReader): ActionSettings {
+export function actionSettings(
+  input: InputReader,
+  env: Readonly<Record<string, string | undefined>> = {},
+): ActionSettings {
   const text = (name: string) => {
     const value = input(name).trim();
     return value === "" ? undefined : value;
@@ -103,6 +107,7 @@ export function actionSettings(input: InputReader): ActionSettings {
     failOnViolation: flag("fail-on-violation", true),
     keepCluster: flag("keep-cluster", false),
     kindVersion: text("kind-version") ?? DEFAULT_KIND_VERSION,
-    binaries: binariesMode(text("binaries"), {}, "input binaries"),
+    // An empty input leaves it to RECONCILE_CONFORMANCE_BINARIES, as the CLI does.
+    binaries: binariesMode(text("binaries"), env, "input binaries"),
   };
 }

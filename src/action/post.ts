@@ -43,6 +43,12 @@ export async function runPost(): Promise<void> {
     signal: shutdown.signal,
   });
   shutdown.dispose();
+  const kept = core.getState(STATE.keptCluster);
+  if (kept) {
+    core.info(
+      `reconcile-conformance: left the ${kept} for later steps (keep-cluster: the run did not pass); delete it with: ${core.getState(STATE.keptClusterDelete)}`,
+    );
+  }
   // A cleanup that could not finish is worth a warning, not a failed job: the verdict is the main step's.
   if (code !== 0)
     core.warning(`reconcile-conformance clean could not remove everything (exit ${code}); see above`);

@@ -272,6 +272,12 @@ async function removeKindCluster(
   // A `kind create cluster` of the dead kit may still be at work.
   await killMarked(leftover.path, `kind cluster ${leftover.name}`);
   await provider.delete();
+  // Killing kind does not cancel a `docker run` dockerd is already carrying out: a node container
+  // can appear after the delete. Look again until kind lists the cluster no more.
+  for (let round = 0; round < 5; round++) {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    if ((await provider.delete()) === "absent") return;
+  }
 }
 
 async function removeOperator(leftover: Leftover): Promise<void> {

@@ -30,7 +30,11 @@ export async function cleanCommand(args: string[], context: CommandContext): Pro
       context.logger.warn(`ignoring ${path}, which clean cannot read (${describeError(error)})`),
   });
   if (leftovers.length === 0) {
-    context.logger.info(all ? "nothing of the kit in this cache" : "nothing left over by earlier runs");
+    context.logger.info(
+      all
+        ? "nothing of the kit in this cache"
+        : "nothing left over: no kit that is gone left anything running",
+    );
     return ExitCode.ok;
   }
   if (values["dry-run"]) {

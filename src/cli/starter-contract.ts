@@ -141,6 +141,11 @@ function starterFields({ layout, dir, outputDir }: StarterContractInput): Field[
     },
     { key: "crds", value: crds.files.map((f) => quoted(at(f))), notes: crdNotes },
     { key: "sample", value: quoted(at(sample.file)), notes: sampleNotes },
+    {
+      key: "images",
+      value: [],
+      example: { intro: "For example, on kind:", value: [quoted("example.com/web:ci")] },
+    },
     updates.length > 0
       ? {
           key: "updates",

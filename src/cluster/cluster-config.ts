@@ -68,6 +68,9 @@ export interface ClusterEnvironment {
 
 export const DEFAULT_CLUSTER_NAME = "reconcile-conformance";
 
+/** The kind node image when none is given: for runners that cannot pull kind's default. */
+export const KIND_NODE_IMAGE_VARIABLE = "RECONCILE_CONFORMANCE_KIND_NODE_IMAGE";
+
 /** Root of everything the kit caches: Node, Kubernetes binaries, kwok clusters. */
 export function cacheRoot(environment: ClusterEnvironment): string {
   const { env, homeDir } = environment;
@@ -147,17 +150,20 @@ export function parseClusterConfig(
         binDir: settings.binDir ?? defaultKubeBinDir(environment),
         workDir: kwokWorkDir(environment),
       };
-    case "kind":
+    case "kind": {
       requireName();
       reject("binDir", "bin-dir");
       reject("context", "context");
+      // A runner without kind's registry (air-gapped, or a mirror) names its node image once, for every run.
+      const nodeImage = settings.nodeImage ?? (environment.env[KIND_NODE_IMAGE_VARIABLE] || undefined);
       return {
         provider,
         name,
-        ...(settings.nodeImage === undefined ? {} : { nodeImage: settings.nodeImage }),
+        ...(nodeImage === undefined ? {} : { nodeImage }),
         kubeconfigPath: settings.kubeconfig ?? join(cacheRoot(environment), "kind", `${name}.kubeconfig`),
         recordDir: kindRecordDir(environment),
       };
+    }
     case "existing": {
       reject("nodeImage", "node-image");
       reject("binDir", "bin-dir");

@@ -1,4 +1,4 @@
-import { mkdir, readdir } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
   currentOwner,
@@ -11,6 +11,8 @@ import { InfrastructureError, throwIfAborted, UsageError } from "../errors.js";
 import { KubeClient } from "../kube/kube-client.js";
 import { findExecutable, tailLines, type CommandRunner } from "../process/command-runner.js";
 import type { Logger } from "../util/logger.js";
+import { isRecord } from "../util/records.js";
+import { parse } from "yaml";
 import type { KindClusterConfig } from "./cluster-config.js";
 import type { ClusterAccess, ClusterProvider, CreateOptions, DeleteOutcome } from "./cluster-provider.js";
 import { waitForWorkloadReady } from "./cluster-readiness.js";
@@ -67,7 +69,7 @@ export class KindProvider implements ClusterProvider {
       });
     }
     this.deps.logger.info(
-      `kind: creating cluster "${this.config.name}" (this pulls the node image on first use)`,
+      `kind: creating cluster "${this.config.name}"${this.config.nodeImage ? ` from node image ${this.config.nodeImage}` : ""} (kind pulls the node image when Docker does not have it)`,
     );
     try {
       const created = await this.deps.runner.run([kind, ...kindCreateArgs(this.config)], {
@@ -125,6 +127,7 @@ export class KindProvider implements ClusterProvider {
         tailLines(result.stderr, 10),
       );
     }
+    await removeIfEmptyKubeconfig(this.config.kubeconfigPath);
     if (this.recordPath !== undefined) await removeRecord(this.recordPath);
   }
 
@@ -200,6 +203,32 @@ export class KindProvider implements ClusterProvider {
         tailLines(info.stderr, 5),
       );
     }
+  }
+}
+
+/**
+ * kind's delete takes the cluster's entries out of the kubeconfig and leaves the file. One that
+ * holds nothing else is the kit's alone (its own per-cluster file in the cache): remove it, so the
+ * cache does not fill with empty files. One that names other clusters is someone's: keep it.
+ */
+export async function removeIfEmptyKubeconfig(path: string): Promise<void> {
+  const text = await readFile(path, "utf8").catch(() => undefined);
+  if (text === undefined) return;
+  let document: unknown;
+  try {
+    document = parse(text);
+  } catch {
+    return;
+  }
+  const entries = (key: string) => {
+    const value = isRecord(document) ? document[key] : undefined;
+    return Array.isArray(value) ? value.length : 0;
+  };
+  if (
+    document === null ||
+    (entries("clusters") === 0 && entries("contexts") === 0 && entries("users") === 0)
+  ) {
+    await rm(path, { force: true });
   }
 }
 

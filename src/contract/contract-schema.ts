@@ -1,6 +1,6 @@
 import { SELECTABLE_SUITES } from "../suites/suite-names.js";
 import { z } from "zod";
-import { operatorDeploySchema, operatorModeIssues } from "./operator-deploy.js";
+import { imageReference, operatorDeploySchema, operatorModeIssues } from "./operator-deploy.js";
 import { parsePath, PathSyntaxError } from "../util/object-paths.js";
 
 /**
@@ -205,7 +205,7 @@ const waiver = z.strictObject({
     .min(1)
     .optional()
     .describe(
-      'Only scenarios whose target matches (as the report names them; "*" stands for any run of characters), e.g. "Service/web spec.selector" or "#3 create *". Default: every scenario of the check.',
+      'Only scenarios whose target matches (as the report names them; "*" stands for any run of characters), e.g. "Service/web spec.selector" or "create services/*". Default: every scenario of the check.',
     ),
   reason: reason("why this failure is accepted for now").describe("Why the failure is accepted for now."),
   until: z
@@ -238,6 +238,17 @@ export const contractSchema = z
     sample: relativePath("the sample custom resource").describe(
       "The sample custom resource every scenario creates (in its own namespace).",
     ),
+    images: z
+      .array(
+        imageReference(
+          'expected a local image your workflow builds or pulls, e.g. "example.com/web:ci" (lowercase repository, optional tag)',
+        ),
+        { error: "expected a list of image references" },
+      )
+      .default([])
+      .describe(
+        "Images the operator's children run (operands), loaded into a kind cluster before the run (kind load docker-image), so their Pods start with no registry: build or pull each one before the kit runs. The deployed operator's own image is loaded anyway. kwok runs no containers and needs none; an existing cluster must be able to pull them itself.",
+      ),
     updates: z
       .array(update)
       .default([])

@@ -13,6 +13,7 @@ import {
 import type { OperatorDeploy } from "./operator-deploy.js";
 import { CelCompileError, compileCelReadiness, type Readiness } from "./readiness.js";
 import { errnoText } from "../util/files.js";
+import { isRecord } from "../util/records.js";
 import { resolvePromises, type PromiseRule } from "./promises.js";
 
 /** What both ways of running the operator share. */
@@ -54,6 +55,8 @@ export interface Contract {
     readonly resource: string;
     readonly kind: string;
   };
+  /** Local images loaded into a kind cluster before the run (the children's operands). */
+  readonly images: readonly string[];
   readonly updates: readonly Readonly<Record<string, unknown>>[];
   readonly readiness: Readiness;
   readonly quietPeriodMs: number;
@@ -83,10 +86,28 @@ export interface Waiver {
  * UsageError (exit code 2) naming the file, the field path, the bad value
  * and the expected form.
  */
-export async function loadContract(path: string): Promise<Contract> {
+export async function loadContract(
+  path: string,
+  options: {
+    /** The setting that named the file, as the user spells it ("--config", "input config"). */
+    readonly setting?: string;
+    /** True when no setting named it and the default file was tried. */
+    readonly defaulted?: boolean;
+  } = {},
+): Promise<Contract> {
   const file = resolve(path);
   const text = await readFile(file, "utf8").catch((error: unknown) => {
-    throw new UsageError("config/unreadable", `${path}: cannot read the contract: ${errnoText(error)}`);
+    const named = options.setting === undefined ? path : `${options.setting} ${path}`;
+    const hint =
+      options.defaulted === true && isRecord(error) && error.code === "ENOENT"
+        ? `; name the contract with ${options.setting ?? "the config setting"}, or write one with \`npx reconcile-conformance init\``
+        : "";
+    throw new UsageError(
+      "config/unreadable",
+      options.defaulted === true
+        ? `no contract given, and the default ${path} cannot be read: ${errnoText(error)}${hint}`
+        : `${named}: cannot read the contract: ${errnoText(error)}`,
+    );
   });
   const document = parseSingleYaml(text, file);
   const parsed = contractSchema.safeParse(document, { reportInput: true });
@@ -153,6 +174,7 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
     crds: crds.flat(),
     sample: { file: at(doc.sample), object: sample },
     customResource,
+    images: doc.images,
     updates: doc.updates,
     readiness,
     quietPeriodMs: durationMs(doc.quietPeriod),

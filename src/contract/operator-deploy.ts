@@ -32,6 +32,11 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const IMAGE_EXPECTED =
   'expected the image your workflow builds, e.g. "example.com/webapp-operator:ci" (lowercase repository, optional tag)';
 
+/** An image reference, refused with `expected` when it is not one. */
+export function imageReference(expected: string = IMAGE_EXPECTED) {
+  return z.string({ error: expected }).regex(IMAGE_PATTERN, { error: expected });
+}
+
 const manifestPath = z
   .string({ error: "expected a path relative to the contract file" })
   .min(1, { error: "expected a path relative to the contract file" });
@@ -41,12 +46,9 @@ const MANIFESTS_EXPECTED =
 
 export const operatorDeploySchema = z
   .strictObject({
-    image: z
-      .string({ error: IMAGE_EXPECTED })
-      .regex(IMAGE_PATTERN, { error: IMAGE_EXPECTED })
-      .describe(
-        "The operator's image, as built by your workflow before the kit runs (e.g. docker build -t IMAGE .). The kit sets it on the operator's container, with imagePullPolicy IfNotPresent.",
-      ),
+    image: imageReference().describe(
+      "The operator's image, as built by your workflow before the kit runs (e.g. docker build -t IMAGE .). The kit sets it on the operator's container, with imagePullPolicy IfNotPresent.",
+    ),
     manifests: z
       .union([manifestPath, z.array(manifestPath, { error: MANIFESTS_EXPECTED }).min(1)], {
         error: MANIFESTS_EXPECTED,

@@ -18,6 +18,12 @@ export interface ReadinessResult {
   readonly ready: boolean;
   /** Why not (or why), for progress lines and evidence. */
   readonly reason: string;
+  /**
+   * Whether the answer states the generation it is about (a condition with
+   * an observedGeneration): only then is a True after a spec update known
+   * to be about the update, not the answer from before it.
+   */
+  readonly aboutGeneration?: true;
 }
 
 /** A CEL expression that does not compile, with where. */
@@ -89,6 +95,7 @@ function conditionsReady(object: unknown): ReadinessResult {
   return {
     ready: true,
     reason: `${name}=True${observed === undefined ? "" : ` for generation ${observed}`}`,
+    ...(observed === undefined ? {} : { aboutGeneration: true as const }),
   };
 }
 

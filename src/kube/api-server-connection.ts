@@ -131,6 +131,20 @@ export class ApiServerConnection {
 
   /** Sends a request with an optional body and resolves with the response head (body still streaming). */
   async send(request: ConnectionRequest, body?: Buffer | string): Promise<http.IncomingMessage> {
+    try {
+      return await this.sendOnce(request, body);
+    } catch (error) {
+      // A kept-alive socket the server closed while idle fails the next request on it at once
+      // ("read ECONNRESET"), before the server saw it: Node's documented race. A read is sent
+      // again, once, on a fresh socket; a write is not (the kit never guesses whether it landed).
+      if (!(error instanceof ReusedSocketReset) || request.method !== "GET") throw unwrapReset(error);
+      return this.sendOnce(request, body).catch((again: unknown) => {
+        throw unwrapReset(again);
+      });
+    }
+  }
+
+  private async sendOnce(request: ConnectionRequest, body?: Buffer | string): Promise<http.IncomingMessage> {
     const outgoing = await this.open({
       ...request,
       headers: {
@@ -140,7 +154,9 @@ export class ApiServerConnection {
     });
     return new Promise((resolve, reject) => {
       outgoing.on("response", resolve);
-      outgoing.on("error", reject);
+      outgoing.on("error", (error: NodeJS.ErrnoException) =>
+        reject(outgoing.reusedSocket && error.code === "ECONNRESET" ? new ReusedSocketReset(error) : error),
+      );
       outgoing.end(body);
     });
   }
@@ -155,4 +171,15 @@ export class ApiServerConnection {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/** A reset of a kept-alive socket before any answer: the request never reached the server. */
+class ReusedSocketReset extends Error {
+  constructor(readonly reset: Error) {
+    super(reset.message);
+  }
+}
+
+function unwrapReset(error: unknown): unknown {
+  return error instanceof ReusedSocketReset ? error.reset : error;
 }

@@ -19,6 +19,7 @@ import { trackProcessGroup, untrackProcessGroup } from "../process/child-registr
 import { tailLines } from "../process/command-runner.js";
 import { processGroupMembers, signalProcess, waitForExit } from "../process/process-table.js";
 import type { ApiProxy } from "../proxy/api-proxy.js";
+import { removeProxyToken } from "../proxy/operator-kubeconfig.js";
 import type { KillRecord } from "../proxy/faults.js";
 import { silentLogger, type Logger } from "../util/logger.js";
 import { pollUntil } from "../util/poll.js";
@@ -99,7 +100,8 @@ export class OperatorProcess implements OperatorUnderTest {
     await this.forgetRun();
     const { command, proxy, workDir } = this.options;
     await mkdir(workDir, { recursive: true });
-    this.kubeconfigPath ??= await proxy.writeKubeconfig(join(workDir, "operator.kubeconfig"));
+    // Written at every start: a stop takes the token out of it (below).
+    this.kubeconfigPath = await proxy.writeKubeconfig(join(workDir, "operator.kubeconfig"));
     this.runs++;
     proxy.beginOperatorRun(this.runs);
     const requestsBefore = proxy.operatorRequestCount;
@@ -237,6 +239,9 @@ export class OperatorProcess implements OperatorUnderTest {
       if (left.length > 0) await this.kill();
     }
     await this.forgetRun();
+    // The scenario's directory is the report's artifact: it keeps where the operator was pointed,
+    // not the credential (masked in the job log, of no use once the proxy is gone anyway).
+    if (this.kubeconfigPath !== undefined) await removeProxyToken(this.kubeconfigPath);
   }
 
   /** The last lines of the current run's log. */

@@ -62,7 +62,17 @@ export type MutationTarget =
 
 export type FaultSpec =
   /** Forward; once the API server answered 2xx, kill the operator and drop the answer. */
-  | { readonly kind: "crash-after"; readonly match: WriteMatch; readonly expect?: ExpectedWrite }
+  | {
+      readonly kind: "crash-after";
+      readonly match: WriteMatch;
+      /**
+       * Act only on an answered write this accepts (what the write is: its
+       * object's role, for a status write what it claims); with `nth`, the
+       * nth such counted write. Others are not candidates.
+       */
+      readonly select?: (entry: WriteEntry) => boolean;
+      readonly expect?: ExpectedWrite;
+    }
   /**
    * Before forwarding, the kit writes the target itself; then the operator's
    * request goes through as it was sent. A write with a precondition gets a
@@ -251,7 +261,11 @@ export class FaultPlan {
   takeAfter(entry: WriteEntry): TakenFault | undefined {
     if (entry.actor !== "operator" || entry.code < 200 || entry.code >= 300) return undefined;
     return this.take("after", entry, (slot) => {
-      const { match } = slot.spec;
+      const { spec } = slot;
+      const { match } = spec;
+      if (spec.kind === "crash-after" && spec.select) {
+        return countsToward(match, entry) && spec.select(entry);
+      }
       if (match.ordinal === undefined) return true;
       return countsToward(match, entry) && this.counted(match) + 1 === match.ordinal;
     });

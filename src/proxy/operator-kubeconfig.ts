@@ -1,5 +1,6 @@
-import { writeFile } from "node:fs/promises";
-import { stringify } from "yaml";
+import { readFile, writeFile } from "node:fs/promises";
+import { parse, stringify } from "yaml";
+import { isRecord } from "../util/records.js";
 
 /**
  * A kubeconfig that points a client at the proxy with the run's bearer
@@ -49,4 +50,24 @@ export async function writeProxyKubeconfig(
 ): Promise<string> {
   await writeFile(path, stringify(proxyKubeconfig(options)), { mode: 0o600 });
   return path;
+}
+
+/** What stands where a removed token was. */
+export const REMOVED_TOKEN = "(removed when the operator stopped: it held only for the run)";
+
+/**
+ * Rewrites a proxy kubeconfig with its users' tokens removed, keeping the rest (the proxy's
+ * address and certificate) as evidence. A file that is gone or not a kubeconfig is left as it is.
+ */
+export async function removeProxyToken(path: string): Promise<void> {
+  const text = await readFile(path, "utf8").catch(() => undefined);
+  if (text === undefined) return;
+  const document: unknown = parse(text);
+  if (!isRecord(document) || !Array.isArray(document.users)) return;
+  for (const entry of document.users as unknown[]) {
+    if (isRecord(entry) && isRecord(entry.user) && typeof entry.user.token === "string") {
+      entry.user.token = REMOVED_TOKEN;
+    }
+  }
+  await writeFile(path, stringify(document), { mode: 0o600 });
 }

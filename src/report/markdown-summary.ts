@@ -1,6 +1,7 @@
 import { compactJson, describeWrite, printable, writeFacts, type WriteFacts } from "./evidence-text.js";
 import type { CheckReport, Evidence, RunReport, ScenarioReport, Status } from "./report-model.js";
 import { waivedText, type WaiverOutcome } from "./waivers.js";
+import { pathFrom } from "../util/files.js";
 
 export interface MarkdownSummaryOptions {
   /**
@@ -12,6 +13,11 @@ export interface MarkdownSummaryOptions {
   readonly artifactHint?: string;
   /** Prefix of the links to docs/checks/<id>.md, e.g. a GitHub blob URL (default: the bare path). */
   readonly docsBaseUrl?: string;
+  /**
+   * The directory paths are shown from (the contract's, relative when under it): the job's
+   * workspace, as annotations and the rerun command name files. Absent: paths as the report has them.
+   */
+  readonly baseDir?: string;
 }
 
 export const DEFAULT_SUMMARY_MAX_BYTES = 1_000_000;
@@ -63,7 +69,11 @@ const LIMITS = {
 export function renderMarkdownSummary(report: RunReport, options: MarkdownSummaryOptions = {}): string {
   const maxBytes = options.maxBytes ?? DEFAULT_SUMMARY_MAX_BYTES;
   const hint = options.artifactHint ?? "the JSON report (report.json)";
-  const head = [headline(report), checkTable(report, options.docsBaseUrl), waiverTable(report)].join("\n");
+  const head = [
+    headline(report, options.baseDir),
+    checkTable(report, options.docsBaseUrl),
+    waiverTable(report),
+  ].join("\n");
   const blocks: EvidenceBlock[] = [];
   for (const check of report.checks) {
     if (!SHOWN.has(check.status)) continue;
@@ -74,14 +84,14 @@ export function renderMarkdownSummary(report: RunReport, options: MarkdownSummar
   return fitted(head, blocks, maxBytes, hint);
 }
 
-function headline(report: RunReport): string {
+function headline(report: RunReport, baseDir: string | undefined): string {
   const counts = new Map<Status, number>();
   for (const check of report.checks) counts.set(check.status, (counts.get(check.status) ?? 0) + 1);
   const scenarios = report.checks.reduce((sum, c) => sum + c.scenarios.length, 0);
   const shard = report.shard;
   const cluster = `${md(report.cluster.provider)}${report.cluster.name ? ` (${md(report.cluster.name)})` : ""}`;
   const context = [
-    `**Contract:** <code>${md(report.contract)}</code>`,
+    `**Contract:** <code>${md(baseDir === undefined ? report.contract : pathFrom(baseDir, report.contract))}</code>`,
     `**Cluster:** ${cluster}`,
     ...(shard ? [`**Shard:** ${shard.index} of ${shard.count}`] : []),
     ...(report.strict ? ["**Strict:** SHOULD failures fail the run"] : []),

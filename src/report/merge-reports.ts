@@ -165,10 +165,18 @@ export function mergeReports(shards: readonly ShardReport[]): RunReport {
     // The jobs of a matrix run side by side: the whole run took as long as its longest shard.
     durationMs: Math.max(...reports.map((r) => r.durationMs)),
     contract: first.report.contract,
-    cluster: first.report.cluster,
+    cluster: mergedCluster(reports.map((r) => r.cluster)),
     checks,
     ...(waivers.length > 0 ? { waivers } : {}),
+    ...(first.report.docsBaseUrl === undefined ? {} : { docsBaseUrl: first.report.docsBaseUrl }),
   };
+}
+
+/** Each shard ran in a cluster of its own: name them all (one provider each, or all of them). */
+function mergedCluster(clusters: readonly RunReport["cluster"][]): RunReport["cluster"] {
+  const provider = unique(clusters.map((c) => c.provider)).join(", ");
+  const names = unique(clusters.map((c) => c.name).filter((n): n is string => n !== undefined));
+  return names.length === 0 ? { provider } : { provider, name: names.join(", ") };
 }
 
 function unique<T>(items: readonly T[]): T[] {

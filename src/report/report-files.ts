@@ -23,14 +23,24 @@ export interface ReportFiles {
 export async function writeReportFiles(
   report: RunReport,
   directory: string,
-  options: { readonly summaryFile?: string; readonly docsBaseUrl?: string } = {},
+  options: {
+    readonly summaryFile?: string;
+    readonly docsBaseUrl?: string;
+    /** Where paths in the summary are shown from; the working directory by default. */
+    readonly baseDir?: string;
+  } = {},
 ): Promise<ReportFiles> {
-  const json = await writeJsonReport(report, directory);
+  const docsBaseUrl = options.docsBaseUrl ?? report.docsBaseUrl;
+  const json = await writeJsonReport(
+    docsBaseUrl === undefined ? report : { ...report, docsBaseUrl },
+    directory,
+  );
   const junit = join(directory, "junit.xml");
   await writeFile(junit, renderJUnit(report));
   const summaryMarkdown = renderMarkdownSummary(report, {
     artifactHint: `${json} and the scenarios' write logs beside it`,
-    ...(options.docsBaseUrl ? { docsBaseUrl: options.docsBaseUrl } : {}),
+    ...(docsBaseUrl ? { docsBaseUrl } : {}),
+    baseDir: options.baseDir ?? process.cwd(),
   });
   const summary = join(directory, "summary.md");
   await writeFile(summary, summaryMarkdown);

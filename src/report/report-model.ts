@@ -66,13 +66,20 @@ export interface RunReport {
   readonly strict: boolean;
   readonly startedAt: string;
   readonly durationMs: number;
+  /** The contract file: relative to where the run started when it lies under it, else absolute. */
   readonly contract: string;
+  /** Where it ran; a merged report names the cluster of every shard, comma-separated. */
   readonly cluster: { readonly provider: string; readonly name?: string };
   /** Present when the run was one job's share (`--shard i/n`); absent for a whole or merged run. */
   readonly shard?: { readonly index: number; readonly count: number };
   readonly checks: readonly CheckReport[];
   /** The contract's waivers and what became of each (absent when it has none). */
   readonly waivers?: readonly WaiverReport[];
+  /**
+   * Where the checks' `docs` paths are published, when the run knew (the Action: the kit's
+   * repository at the version that ran); a merge of shards links to the same place.
+   */
+  readonly docsBaseUrl?: string;
 }
 
 /** Most severe first: what a set of verdicts is worth, and which of two verdicts on one target wins a merge. */

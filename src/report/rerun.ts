@@ -1,4 +1,4 @@
-import { isAbsolute, relative } from "node:path";
+import { pathFrom } from "../util/files.js";
 import type { CheckReport, ScenarioReport } from "./report-model.js";
 
 /** Verdicts worth rerunning alone: everything that did not pass (and was not skipped). */
@@ -13,22 +13,23 @@ function shellWord(text: string): string {
  * The one command that runs a scenario again alone and keeps its cluster
  * and namespace: `reconcile-conformance run --config F --cluster P
  * --scenario '<check>#<target>' --keep` (the contract relative to `cwd` when
- * it lies under it).
+ * it lies under it), with what else decided the verdict: `--strict` (under
+ * it a SHOULD check fails the run) and the kind node image.
  */
 export function rerunCommand(
   contractFile: string,
   provider: string,
   scenarioId: string,
   cwd: string,
+  options: { readonly strict?: boolean; readonly nodeImage?: string } = {},
 ): string {
-  const fromHere = relative(cwd, contractFile);
-  const config =
-    fromHere !== "" && !fromHere.startsWith("..") && !isAbsolute(fromHere) ? fromHere : contractFile;
   return [
     "npx reconcile-conformance run",
-    `--config ${shellWord(config)}`,
+    `--config ${shellWord(pathFrom(cwd, contractFile))}`,
     `--cluster ${shellWord(provider)}`,
+    ...(options.nodeImage === undefined ? [] : [`--node-image ${shellWord(options.nodeImage)}`]),
     `--scenario ${shellWord(scenarioId)}`,
+    ...(options.strict === true ? ["--strict"] : []),
     "--keep",
   ].join(" ");
 }

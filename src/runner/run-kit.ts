@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { handOverCluster } from "../cleanup/ownership.js";
 import { createProvider, type ClusterConfig } from "../cluster/index.js";
 import { prepareDeployedOperators } from "../operator/deployed/deployed-operator.js";
+import { loadImageIntoKind } from "../operator/deployed/kind-image.js";
 import { processLauncher } from "../operator/process-launcher.js";
 import type { Contract } from "../contract/load-contract.js";
 import { describeError, UsageError } from "../errors.js";
@@ -15,10 +16,12 @@ import { rerunCommand, withRerunCommands } from "../report/rerun.js";
 import type { CheckDefinition } from "../suites/check.js";
 import { KNOWN_CHECKS, SUITES } from "../suites/index.js";
 import type { ScenarioDeps, Timings } from "../scenario/scenario.js";
+import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
 import { scenarioKey, WHOLE_RUN, type Shard } from "./shard.js";
 import { SpecReferences } from "../scenario/spec-references.js";
 import { referencesNeeded, runSuite, type ScenarioResult } from "./suite-runner.js";
 import { isoNow, type Clock } from "../util/clock.js";
+import { pathFrom } from "../util/files.js";
 import type { Logger } from "../util/logger.js";
 import { Limiter } from "../util/limiter.js";
 import { pollUntil } from "../util/poll.js";
@@ -127,7 +130,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
         // Kept on purpose: no longer a leftover for `clean` (or the Action's post step) once the kit exits.
         await handOverCluster(config.cluster);
         deps.progress.phase(
-          `cluster kept for inspection: KUBECONFIG=${access.kubeconfigPath} kubectl get all -A; remove it with: reconcile-conformance cluster delete --name ${access.name}`,
+          `cluster kept for inspection: KUBECONFIG=${access.kubeconfigPath} kubectl get all -A; remove it with: ${deleteClusterCommand(access.provider, access.name)}`,
         );
         return;
       }
@@ -139,6 +142,8 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     cleanups.push(() => Promise.resolve(kube.close()));
     deps.progress.phase(`installing ${config.contract.crds.length} CRD(s)`);
     await installCrds(kube, config.contract, deps.signal);
+
+    await loadOperandImages(config.contract.images, access, deps);
 
     await mkdir(config.workDir, { recursive: true });
     const { operator } = config.contract;
@@ -220,7 +225,12 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
           },
         );
         const report = withRerunCommands(waiveCheck(judged, config.contract.waivers, today), (id) =>
-          rerunCommand(config.contract.file, config.cluster.provider, id, process.cwd()),
+          rerunCommand(config.contract.file, config.cluster.provider, id, process.cwd(), {
+            strict: config.strict,
+            ...(config.cluster.provider === "kind" && config.cluster.nodeImage !== undefined
+              ? { nodeImage: config.cluster.nodeImage }
+              : {}),
+          }),
         );
         checks.push(report);
         deps.progress.checkFinished(report);
@@ -239,7 +249,9 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       strict: config.strict,
       startedAt,
       durationMs: deps.clock.now() - started,
-      contract: config.contract.file,
+      // From where the run started when it lies under it: shards of one matrix run in checkouts at
+      // different absolute paths name the same file alike, and a report read elsewhere still says it.
+      contract: pathFrom(process.cwd(), config.contract.file),
       cluster: { provider: access.provider, name: access.name },
       ...(shard.count > 1 ? { shard } : {}),
       checks,
@@ -255,13 +267,14 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
 /** The checks this run judges: the contract's suites (or --suite), narrowed by --check. */
 export function selectChecks(
   config: Pick<RunConfig, "contract" | "suites" | "checks" | "scenario">,
+  names: Pick<SettingNames, "suites" | "checks" | "scenario"> = CLI_SETTINGS,
 ): Set<string> {
   const suites = new Set(["cluster", ...(config.suites ?? config.contract.suites)]);
   for (const name of config.suites ?? []) {
     if (!SUITES.some((s) => s.name === name) && !config.contract.suites.includes(name as never)) {
       throw new UsageError(
         "cli/unknown-suite",
-        `unknown suite "${name}": use ${SUITES.map((s) => s.name).join(", ")}`,
+        `${names.suites}: unknown suite "${name}": use ${SUITES.map((s) => s.name).join(", ")}`,
       );
     }
   }
@@ -271,7 +284,7 @@ export function selectChecks(
       if (!KNOWN_CHECKS.some((c) => c.id === id)) {
         throw new UsageError(
           "cli/unknown-check",
-          `unknown check "${id}": use one of ${KNOWN_CHECKS.map((c) => c.id).join(", ")}`,
+          `${names.checks}: unknown check "${id}": use one of ${KNOWN_CHECKS.map((c) => c.id).join(", ")}`,
         );
       }
     }
@@ -282,7 +295,7 @@ export function selectChecks(
     if (!selected.some((c) => c.id === check)) {
       throw new UsageError(
         "cli/scenario-not-selected",
-        `--scenario ${JSON.stringify(config.scenario)}: its check ${check} is not among the selected ones (${selected.map((c) => c.id).join(", ")}); drop --suite/--check, or include it`,
+        `${names.scenario} ${JSON.stringify(config.scenario)}: its check ${check} is not among the selected ones (${selected.map((c) => c.id).join(", ")}); drop ${names.suites}/${names.checks}, or include it`,
       );
     }
     return new Set([check]);
@@ -314,6 +327,39 @@ export function scenarioCheck(id: string): string {
     );
   }
   return check;
+}
+
+/**
+ * The contract's `images` into a kind cluster, before the operator starts, so its children's Pods
+ * start with no registry. kwok's Pods run no containers; an existing cluster pulls for itself.
+ */
+async function loadOperandImages(
+  images: readonly string[],
+  access: { readonly provider: string; readonly name: string },
+  deps: Pick<RunDeps, "runner" | "logger" | "progress" | "signal">,
+): Promise<void> {
+  if (images.length === 0) return;
+  if (access.provider !== "kind") {
+    deps.logger.info(
+      `images: not loaded into the ${access.provider} cluster (${access.provider === "kwok" ? "kwok's Pods run no containers" : "it pulls images itself"}): ${images.join(", ")}`,
+    );
+    return;
+  }
+  for (const image of images) {
+    deps.progress.phase(`images: loading ${image} into kind cluster ${access.name}`);
+    await loadImageIntoKind({
+      runner: deps.runner,
+      image,
+      cluster: access.name,
+      signal: deps.signal,
+      setting: "images",
+    });
+  }
+}
+
+/** The command that deletes a cluster the kit kept. */
+export function deleteClusterCommand(provider: string, name: string): string {
+  return `npx reconcile-conformance cluster delete --provider ${provider} --name ${name}`;
 }
 
 /** Kept for inspection (`--keep`): the scenarios' namespaces, and how to look at them and remove them. */

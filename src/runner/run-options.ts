@@ -3,8 +3,9 @@ import { resolve } from "node:path";
 import { parseClusterConfig, type ClusterEnvironment, type ClusterSettings } from "../cluster/index.js";
 import { loadContract } from "../contract/load-contract.js";
 import { UsageError } from "../errors.js";
-import type { RunConfig } from "./run-kit.js";
+import { selectChecks, type RunConfig } from "./run-kit.js";
 import { parseShard } from "./shard.js";
+import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
 
 /**
  * A run as a user asks for it, in plain values: what the CLI's flags and
@@ -40,20 +41,19 @@ export interface PreparedRun {
 }
 
 /**
- * Validates a request and reads its contract. Errors are UsageErrors
- * naming the setting as the front end spells it (`names` maps the field
- * to a flag or an input name).
+ * Validates a request and reads its contract, before anything slow starts
+ * (tools, clusters). Errors are UsageErrors naming the setting as the front
+ * end spells it.
  */
 export async function prepareRun(
   request: RunRequest,
   environment: ClusterEnvironment,
-  names: { readonly prefix: string; readonly parallel: string; readonly shard: string } = {
-    prefix: "--",
-    parallel: "--parallel",
-    shard: "--shard",
-  },
+  names: SettingNames = CLI_SETTINGS,
 ): Promise<PreparedRun> {
-  const contract = await loadContract(request.config ?? "reconcile-conformance.yaml");
+  const contract = await loadContract(request.config ?? "reconcile-conformance.yaml", {
+    setting: names.config,
+    defaulted: request.config === undefined,
+  });
   const cluster = parseClusterConfig(
     // A cluster of its own per run unless named: two runs side by side never share one.
     { ...request.cluster, name: request.cluster.name ?? `rc-run-${randomBytes(3).toString("hex")}` },
@@ -79,11 +79,21 @@ export async function prepareRun(
   if (shard !== undefined && request.scenario !== undefined) {
     throw new UsageError(
       "cli/scenario-and-shard",
-      `${names.prefix}scenario runs one scenario, ${names.shard} a share of them: give one of the two`,
+      `${names.scenario} runs one scenario, ${names.shard} a share of them: give one of the two`,
     );
   }
   const suites = splitList(request.suites);
   const checks = splitList(request.checks);
+  // Unknown suites and checks are refused here, not after a cluster has started.
+  selectChecks(
+    {
+      contract,
+      ...(suites.length > 0 ? { suites } : {}),
+      ...(checks.length > 0 ? { checks } : {}),
+      ...(request.scenario === undefined ? {} : { scenario: request.scenario }),
+    },
+    names,
+  );
   return {
     config: {
       contract,

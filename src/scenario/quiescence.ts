@@ -37,3 +37,87 @@ export function isQuiet(silence: Silence, quietPeriodMs: number): boolean {
 export function hasGivenUp(silence: Silence, giveUpMs: number = GIVE_UP_IDLE_MS): boolean {
   return silentFor(silence) >= giveUpMs;
 }
+
+/** A watch event the proxy delivered to the operator, as far as `updateDelivered` reads it. */
+export interface Delivery {
+  readonly group: string;
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly resourceVersion: string;
+}
+
+/**
+ * Whether the operator's watch has delivered the object at `resourceVersion`
+ * (a spec update's) or later: it has had the chance to act on the update.
+ * Resource versions are opaque, but the API server's are etcd revisions:
+ * when both are decimal, a later one counts (a coalesced watch may skip the
+ * update's own event); otherwise only the same one does. Pure.
+ */
+export function updateDelivered(
+  deliveries: readonly Delivery[],
+  object: UpdatedObject,
+  resourceVersion: string,
+): boolean {
+  return deliveries.some(
+    (e) =>
+      e.group === object.group &&
+      e.resource === object.resource &&
+      e.namespace === object.namespace &&
+      e.name === object.name &&
+      atLeast(e.resourceVersion, resourceVersion),
+  );
+}
+
+/** The custom resource a spec update wrote. */
+export interface UpdatedObject {
+  readonly group: string;
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/** An operator read through the proxy, as far as `updateRead` reads it (a ReadEntry). */
+export interface Read {
+  readonly verb: "get" | "list" | "watch";
+  readonly group: string;
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly resourceVersion?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly code: number;
+}
+
+/**
+ * Whether the operator read the updated object by a get or a list that
+ * began after the update was answered (`reads`: only those) and must have
+ * seen it: the other way an operator learns of an update (a relist after
+ * its watch ended, a direct get). Only a read that shows the latest state
+ * counts: one without a resourceVersion (consistent), or from one at least
+ * the update's; a read from "0" (any cached state) or a filtered list may
+ * not have shown it. Pure.
+ */
+export function updateRead(reads: readonly Read[], object: UpdatedObject, resourceVersion: string): boolean {
+  return reads.some(
+    (r) =>
+      (r.verb === "get" || r.verb === "list") &&
+      r.code >= 200 &&
+      r.code < 300 &&
+      r.group === object.group &&
+      r.resource === object.resource &&
+      (r.namespace === undefined || r.namespace === object.namespace) &&
+      (r.name === undefined || r.name === object.name) &&
+      (r.verb === "get" || (r.labelSelector === undefined && r.fieldSelector === undefined)) &&
+      (r.resourceVersion === undefined ||
+        r.resourceVersion === "" ||
+        (r.resourceVersion !== "0" && atLeast(r.resourceVersion, resourceVersion))),
+  );
+}
+
+/** Whether resourceVersion `seen` is `wanted` or later (comparable only when both are decimal etcd revisions). */
+function atLeast(seen: string, wanted: string): boolean {
+  const decimal = /^\d+$/;
+  return seen === wanted || (decimal.test(seen) && decimal.test(wanted) && BigInt(seen) >= BigInt(wanted));
+}

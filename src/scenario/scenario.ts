@@ -9,11 +9,11 @@ import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
 import type { OperatorLauncher, OperatorUnderTest } from "../operator/operator-under-test.js";
 import { ApiProxy } from "../proxy/api-proxy.js";
 import type { WriteEntry } from "../proxy/write-log.js";
-import type { Clock } from "../util/clock.js";
+import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import { logExcerpt } from "./log-excerpt.js";
-import { isQuiet, silentFor, type Silence } from "./quiescence.js";
+import { isQuiet, silentFor, updateDelivered, updateRead, type Silence } from "./quiescence.js";
 
 /** What every scenario needs from the run. */
 export interface ScenarioDeps {
@@ -105,6 +105,13 @@ export class NeverQuiet extends Inconclusive {
 export class Scenario {
   private readonly cleanups: { readonly what: string; readonly run: () => Promise<void> }[] = [];
   private readonly spec: SpecWrite[] = [];
+  /**
+   * For each spec write (by its seq), the time it was noted, after its
+   * answer: a read that arrived later (a read's `time` is its arrival) was
+   * served after the write. Read sequence numbers are given at the answer,
+   * so a read in flight during the write would pass a sequence test.
+   */
+  private readonly specWriteAnsweredAt = new Map<number, string>();
 
   private constructor(
     readonly name: string,
@@ -241,6 +248,7 @@ export class Scenario {
   /** Notes a kit write (its sequence number, the generation it produced) that set spec `spec`. */
   noteSpecWrite(spec: number, seq: number, generation: number | undefined): void {
     this.spec.push({ spec, seq, ...(generation === undefined ? {} : { generation }) });
+    this.specWriteAnsweredAt.set(seq, isoNow(this.deps.clock));
   }
 
   /** The sequence number of the kit's last write to the custom resource itself. */
@@ -315,6 +323,10 @@ export class Scenario {
     const startSeq = this.proxy.writeLog.lastSeq;
     // The sequence number from which the custom resource has been ready without a break.
     let readySince: number | undefined;
+    // After a spec update, a readiness that names no generation may be the answer from before
+    // it: the operator must have had the update delivered, and be quiet since (updateSeenAt).
+    const update = this.pendingUpdate();
+    let updateSeenAt: number | undefined;
     try {
       return await pollUntil(
         async () => {
@@ -333,13 +345,27 @@ export class Scenario {
           ) {
             return { done: false, reason: "the operator has created nothing yet" };
           }
-          const silence = this.silence(stimulusAt);
+          let since = stimulusAt;
+          let rule = "ready and quiet";
+          if (update && !readiness.aboutGeneration) {
+            if (updateSeenAt === undefined && !update.delivered()) {
+              return {
+                done: false,
+                reason: `${readiness.reason}, but stated for no generation: no watch event or read of the operator has shown it update ${update.spec} (resourceVersion ${update.resourceVersion}) yet`,
+              };
+            }
+            updateSeenAt ??= this.deps.clock.now();
+            since = Math.max(stimulusAt, updateSeenAt);
+            rule = `ready for no stated generation: quiet since a watch event or read showed the operator update ${update.spec}`;
+          }
+          const silence = this.silence(since);
           if (!isQuiet(silence, contract.quietPeriodMs)) {
             return {
               done: false,
               reason: `${readiness.reason}; last operator write ${silentFor(silence)} ms ago`,
             };
           }
+          this.convergedBy.push(`${what}: ${rule} (${readiness.reason})`);
           return { done: true, value: object };
         },
         {
@@ -363,6 +389,43 @@ export class Scenario {
       throw error;
     }
   }
+
+  /**
+   * The kit's last spec write, when it is an update and the operator watches
+   * the custom resource (an operator that does not has no delivery to wait
+   * for: silence alone decides, as before).
+   */
+  private pendingUpdate(): { spec: number; resourceVersion: string; delivered: () => boolean } | undefined {
+    const last = this.spec.at(-1);
+    if (!last || last.spec === 0) return undefined;
+    const { group, resource } = this.deps.contract.customResource;
+    const written = this.proxy.writeLog
+      .query({ actor: "kit", group, resource })
+      .find((e) => e.seq === last.seq);
+    const { readLog } = this.proxy;
+    const watches =
+      readLog.query({ actor: "operator", verb: "watch", group, resource, succeeded: true }).length > 0;
+    if (!written?.resourceVersion || !watches) return undefined;
+    const object = { group, resource, namespace: this.namespace, name: this.customResource.name };
+    const resourceVersion = written.resourceVersion;
+    const answeredAt = this.specWriteAnsweredAt.get(last.seq);
+    return {
+      spec: last.spec,
+      resourceVersion,
+      // A watch event, or a get or list (a relist after the watch ended) that showed the update.
+      delivered: () =>
+        updateDelivered(readLog.delivered, object, resourceVersion) ||
+        (answeredAt !== undefined &&
+          updateRead(
+            readLog.query({ actor: "operator", group, resource }).filter((r) => r.time > answeredAt),
+            object,
+            resourceVersion,
+          )),
+    };
+  }
+
+  /** How each convergence of this scenario was decided, in order: "convergence of update 1: ready and quiet (Ready=True for generation 2)". */
+  readonly convergedBy: string[] = [];
 
   /** The operator's silence since `stimulusAt` (a reading of the run's clock), for the quiescence rule. */
   silence(stimulusAt: number): Silence {

@@ -1,5 +1,7 @@
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
+import { AbortedError, describeError } from "../errors.js";
+import { learnRoles, type ChildRoles, type Life } from "./child-roles.js";
 import { liveChildObjects, type LiveChild } from "./reference-state.js";
 import { Limiter } from "../util/limiter.js";
 import { Scenario, type ScenarioDeps, type SpecWrite } from "./scenario.js";
@@ -11,8 +13,9 @@ export type ReferenceChild = LiveChild;
  * The converged state of one spec, to compare scenarios that end on that
  * spec with: spec 0 is the sample as written, spec k the sample with the
  * contract's first k updates applied one after another, each converged.
- * Scenarios live in namespaces of their own, so compare children by kind and
- * normalised name (`normalisedName`: the custom resource's UID reads <uid>).
+ * Scenarios live in namespaces of their own, with custom resources of their
+ * own UIDs, so children compare by role (child-roles.ts), learned from two
+ * fault-free lives of the sample.
  */
 export interface SpecReference {
   readonly spec: number;
@@ -29,7 +32,19 @@ export interface SpecReference {
   readonly writes: readonly WriteEntry[];
   /** The kit's writes that set specs 0..spec, in order: what the operator's writes between them answer. */
   readonly specWrites: readonly SpecWrite[];
+  /**
+   * Which child is which across lives, and which values each generates once
+   * per life: learned from this spec-0 life and a second one. Every spec's
+   * reference carries spec 0's (a child only a later spec makes keys by its
+   * normalised name).
+   */
+  readonly roles?: ChildRoles;
+  /** The second life (spec 0 only): what varies with timing between two fault-free lives. */
+  readonly secondLife?: { readonly namespace: string; readonly writes: readonly WriteEntry[] };
 }
+
+/** A life as compute() gives it: a reference before the roles are learned. */
+type OneLife = Omit<SpecReference, "roles" | "secondLife">;
 
 /**
  * The run's reference states, one per spec, each computed once (in a
@@ -72,19 +87,73 @@ export class SpecReferences {
     }
     let reference = this.computed.get(spec);
     if (!reference) {
-      reference = this.slots.run(() => this.compute(spec, progress));
+      reference = spec === 0 ? this.twoLives(progress) : this.later(spec, progress);
       this.computed.set(spec, reference);
     }
     return reference;
   }
 
-  private async compute(spec: number, progress: (line: string) => void): Promise<SpecReference> {
+  /**
+   * Spec 0 in two lives, side by side when the slots allow: what varies
+   * between two fault-free lives (names, generated values, how often the
+   * operator writes the same thing) varies with the life, not with a fault.
+   */
+  private async twoLives(progress: (line: string) => void): Promise<SpecReference> {
+    const secondLife = (name: string) =>
+      this.slots
+        .run(() => this.compute(0, () => undefined, name))
+        .then(
+          (other) => ({ other }),
+          (error: unknown) => ({ error }),
+        );
+    const [first, firstTry] = await Promise.all([
+      this.slots.run(() => this.compute(0, progress, "reference-0")),
+      secondLife("reference-0-second-life"),
+    ]);
+    let second = firstTry;
+    // The second life only teaches, but without it nothing varying with the life can be learned and
+    // many verdicts become inconclusive: one failure (a connection reset, a slow start) gets one more try.
+    if ("error" in second && !(second.error instanceof AbortedError)) {
+      progress(
+        `reference state: the second reference life did not converge (${describeError(second.error)}); trying it once more`,
+      );
+      second = await secondLife("reference-0-third-life");
+    }
+    // When it still cannot converge, the first is the reference alone.
+    if ("error" in second) {
+      const why = `the second reference life did not converge (${describeError(second.error)})`;
+      progress(
+        `reference state: ${why}; children compare by their names alone, and no value counts as generated per life`,
+      );
+      return { ...first, roles: { ...learnRoles(life(first), life(first)), oneLife: why } };
+    }
+    return {
+      ...first,
+      roles: learnRoles(life(first), life(second.other)),
+      secondLife: { namespace: second.other.namespace, writes: second.other.writes },
+    };
+  }
+
+  /** A later spec: its own life, with spec 0's roles (asked for outside the slot: it may not be computed yet). */
+  private async later(spec: number, progress: (line: string) => void): Promise<SpecReference> {
+    const [zero, reference] = await Promise.all([
+      this.forSpec(0, progress),
+      this.slots.run(() => this.compute(spec, progress)),
+    ]);
+    return { ...reference, roles: zero.roles };
+  }
+
+  private async compute(
+    spec: number,
+    progress: (line: string) => void,
+    name = `reference-${spec}`,
+  ): Promise<OneLife> {
     progress(
       spec === 0
-        ? "reference state: converging the sample"
+        ? "reference state: converging the sample (in two lives)"
         : `reference state of spec ${spec}: converging the sample, then ${spec} update(s)`,
     );
-    const scenario = await Scenario.open(`reference-${spec}`, this.deps);
+    const scenario = await Scenario.open(name, this.deps);
     try {
       await scenario.startWithSample();
       let customResource = await scenario.converge("convergence of the sample");
@@ -105,4 +174,19 @@ export class SpecReferences {
       await scenario.close();
     }
   }
+}
+
+/** A reference's life as child-roles.ts learns from it. */
+function life(reference: OneLife): Life {
+  return {
+    namespace: reference.namespace,
+    children: reference.children.map((c) => ({
+      kind: c.ref.kind,
+      group: c.group,
+      resource: c.resource,
+      name: c.ref.name,
+      object: c.object,
+    })),
+    writes: reference.writes,
+  };
 }

@@ -7,3 +7,18 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 export function asRecord(value: unknown): Record<string, unknown> {
   return isRecord(value) ? value : {};
 }
+
+/** The value at a path of keys and list positions ("spec", "ports", 0, "port"), or undefined. */
+export function valueAt(object: unknown, path: readonly (string | number)[]): unknown {
+  let current = object;
+  for (const part of path) {
+    if (typeof part === "number") {
+      if (!Array.isArray(current)) return undefined;
+      current = current[part];
+    } else {
+      if (typeof current !== "object" || current === null || Array.isArray(current)) return undefined;
+      current = (current as Record<string, unknown>)[part];
+    }
+  }
+  return current;
+}

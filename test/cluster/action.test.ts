@@ -1,6 +1,6 @@
 import { access, readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateXML } from "xmllint-wasm";
 import {
   kwokRecordDir,
@@ -11,8 +11,10 @@ import {
 } from "../../src/cleanup/ownership.js";
 import { kwokWorkDir, processEnvironment } from "../../src/cluster/cluster-config.js";
 import { findProcessesByEnvironment } from "../../src/process/process-table.js";
+import { REMOVED_TOKEN } from "../../src/proxy/operator-kubeconfig.js";
 import type { RunReport } from "../../src/report/report-model.js";
 import { actionJob, readFileCommands, runStep, type StepRun } from "../support/action-step.js";
+import { kwokProvider } from "../support/kwok-cluster.js";
 import { exampleOperatorBinary } from "../support/webapp-example.js";
 
 // The Action end to end on a kwok cluster: `node dist/index.js` with the runner's INPUT_* and
@@ -128,11 +130,17 @@ describe("the Action on a mutant", () => {
   beforeAll(async () => {
     // stale-retry retries a conflicted child update with the object it read before the conflict:
     // conflict/child-update must fail, with the stale resend among the writes (as in self-test.yml).
+    // keep-cluster: the failed run's cluster stays for later steps, and the post step says so.
     ({ job, main, outputs, report } = await mainStep(
-      { config, cluster: "kwok", suites: "conflict" },
+      { config, cluster: "kwok", suites: "conflict", "keep-cluster": "true" },
       { WEBAPP_BUG: "stale-retry" },
     ));
   }, 300_000);
+
+  afterAll(async () => {
+    const name = report.cluster.name ?? "";
+    await kwokProvider(name).delete();
+  }, 120_000);
 
   it("fails the step with exit code 1 and says which check failed", () => {
     expect(main.code).toBe(1);
@@ -172,7 +180,23 @@ describe("the Action on a mutant", () => {
       expect(files).toEqual(
         expect.arrayContaining(["writes.ndjson", "reads.ndjson", "watch-events.ndjson", "operator-1.log"]),
       );
+      // The artifact keeps where the operator was pointed, not the run's token.
+      const kubeconfig = await readFile(
+        join(reportDir, "scenarios", "conflict", scenario, "operator.kubeconfig"),
+        "utf8",
+      );
+      expect(kubeconfig).toContain(REMOVED_TOKEN);
     }
+  });
+
+  it("with keep-cluster, the post step leaves the cluster and names it, with the command that deletes it", async () => {
+    const post = await runStep(job, "post.js", { state: await readFileCommands(job.files.state) });
+    expect(post.code, post.stdout + post.stderr).toBe(0);
+    const name = report.cluster.name ?? "";
+    expect(post.stdout).toContain(
+      `left the kwok cluster ${name} for later steps (keep-cluster: the run did not pass); delete it with: npx reconcile-conformance cluster delete --provider kwok --name ${name}`,
+    );
+    expect(await exists(clusterDir(report))).toBe(true);
   });
 
   it("reports the failure in JUnit", async () => {
@@ -197,6 +221,27 @@ async function ownedBy(
       processes: findProcessesByEnvironment(ownerRecordEnvEntry(path)),
     }));
 }
+
+describe("the Action on bad inputs", () => {
+  it.each([
+    [{ suites: "nosuch" }, 'input suites: unknown suite "nosuch"'],
+    [{ checks: "drift/nosuch" }, 'input checks: unknown check "drift/nosuch"'],
+    [
+      { config: "no-such-contract.yaml" },
+      "input config no-such-contract.yaml: cannot read the contract: no such file or directory (ENOENT)",
+    ],
+  ])("fails the step on %j, naming the input, before it looks for a tool", async (inputs, message) => {
+    // cluster kind with no kind on PATH and no reachable release: a tools step would download first.
+    const job = await actionJob(
+      { config, cluster: "kind", ...inputs },
+      { PATH: dirname(process.execPath), RECONCILE_CONFORMANCE_KIND_RELEASES: "http://127.0.0.1:9/none" },
+    );
+    const main = await runStep(job, "index.js");
+    expect(main.code, main.stdout + main.stderr).toBe(2);
+    expect(main.stdout).toContain(`::error::${message}`);
+    expect(main.stdout).not.toMatch(/kind v[\d.]+: downloading/);
+  });
+});
 
 describe("the post step after the main step was killed", () => {
   it("removes the cluster and the operator the killed main step left running", async () => {

@@ -13,10 +13,10 @@ import {
 } from "../support/kill-matrix.js";
 
 // The kill matrices of the example operators: `run --strict` on each one's
-// reference (every check passes) and on each mutant listed in its
-// kill-matrix.yaml (examples/webapp-operator, the Go operator on
-// controller-runtime; examples/webapp-operator-ts, the TypeScript one on
-// @kubernetes/client-node), which must fail the checks listed there and
+// reference and each variant listed in its kill-matrix.yaml (every check
+// passes), and on each mutant listed there (examples/webapp-operator, the Go
+// operator on controller-runtime; examples/webapp-operator-ts, the
+// TypeScript one on @kubernetes/client-node), which must fail the checks listed there and
 // nothing else unless the file says why. The cases of both run side by side
 // on kwok clusters of their own (one per core, memory allowing); each test
 // below judges one case's report. KILL_MATRIX_CASES restricts the run to some
@@ -70,6 +70,12 @@ for (const { operator, matrix } of matrices) {
       expect(notPassed(report)).toEqual([]);
       expect(report.checks.map((c) => c.id)).toEqual(KNOWN_CHECKS.map((c) => c.id));
     });
+
+    for (const [variant, why] of Object.entries(matrix.variants ?? {})) {
+      test(variant)(`the ${variant} variant (${why}) passes every check, as the reference does`, () => {
+        expect(notPassed(reportOf(operator.name, variant))).toEqual([]);
+      });
+    }
 
     for (const [bug, expected] of Object.entries(matrix.mutants)) {
       test(bug)(`${bug} fails what it must, and nothing unexplained`, () => {

@@ -12,7 +12,12 @@ import { ApiProxy, CONCURRENT_WRITE_ANNOTATION } from "../../src/proxy/api-proxy
 import { WatchEventSplitter } from "../../src/proxy/watch-events.js";
 import type { WriteEntry } from "../../src/proxy/write-log.js";
 import { pollUntil } from "../../src/util/poll.js";
-import { kwokConfig, startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
+import {
+  createSettledNamespace,
+  kwokConfig,
+  startTestCluster,
+  type TestCluster,
+} from "../support/kwok-cluster.js";
 import { WEBAPP_RESOURCE } from "../support/webapp-example.js";
 
 // The proxy's lock, its kit writer, its faults and its logs, driven by plain
@@ -45,16 +50,8 @@ const opened: Bench[] = [];
 
 async function bench(): Promise<Bench> {
   const namespace = `f-${randomBytes(3).toString("hex")}`;
-  await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-  // The controller manager publishes kube-root-ca.crt into a new namespace at a moment of its own;
-  // once it is there, the tests' ConfigMap watches see only the ConfigMaps they write.
-  await pollUntil(
-    async () =>
-      (await cluster.client.tryGet(ref(namespace, "kube-root-ca.crt")))
-        ? { done: true, value: undefined }
-        : { done: false, reason: "not yet published" },
-    { description: `kube-root-ca.crt in ${namespace}`, timeoutMs: 30_000 },
-  );
+  // Once kube-root-ca.crt is there, the tests' ConfigMap watches see only the ConfigMaps they write.
+  await createSettledNamespace(cluster.client, namespace);
   const workDir = await mkdtemp(join(tmpdir(), "rc-faults-"));
   const proxy = await ApiProxy.start({
     upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },

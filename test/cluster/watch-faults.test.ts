@@ -8,7 +8,7 @@ import { KubeClient, type KubeObject, type WatchHandle } from "../../src/kube/ku
 import { ApiProxy } from "../../src/proxy/api-proxy.js";
 import { historicalFailures } from "../../src/proxy/historical-reads.js";
 import { pollUntil } from "../../src/util/poll.js";
-import { startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
+import { createSettledNamespace, startTestCluster, type TestCluster } from "../support/kwok-cluster.js";
 
 // Watch faults at the proxy's event seam against a real API server: a client with the operator's
 // token watches ConfigMaps through the proxy, as an informer would; the kit writes with its direct
@@ -214,7 +214,8 @@ describe("historical reads", () => {
 
   it("refuses watch-list, serves the first list from the past and lets the watch catch up from there; later lists are the present", async () => {
     const ns = `rc-history-${randomBytes(3).toString("hex")}`;
-    await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    // The watch from `before` must bring `after` first, not a kube-root-ca.crt published late.
+    await createSettledNamespace(cluster.client, ns);
     const dir = await mkdtemp(join(tmpdir(), "rc-history-"));
     const past = await ApiProxy.start({
       upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
@@ -294,7 +295,8 @@ describe("historical reads", () => {
 
   it("says when the past is out of reach: a list the API server refuses", async () => {
     const ns = `rc-history-${randomBytes(3).toString("hex")}`;
-    await cluster.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    // The watch from `before` must bring `after` first, not a kube-root-ca.crt published late.
+    await createSettledNamespace(cluster.client, ns);
     const past = await ApiProxy.start({
       upstream: { kubeconfigPath: cluster.access.kubeconfigPath, context: cluster.access.context },
     });

@@ -46,8 +46,14 @@ async function startGroup(table: ProcessTable) {
   const pgid = child.pid;
   if (pgid === undefined) throw new Error("could not start sh");
   groups.push(pgid);
-  await until(() => table.groupMembers(pgid).length === 2, "sh and its sleep");
-  const sleep = table.groupMembers(pgid).find((pid) => pid !== pgid) ?? 0;
+  // Two members once sh has forked; the child carries sh's command line (and the tag) until it
+  // has exec'd sleep, which on a loaded machine takes a while: wait for the exec too.
+  const forkedSleep = () => table.groupMembers(pgid).find((pid) => pid !== pgid);
+  await until(() => {
+    const sleep = forkedSleep();
+    return sleep !== undefined && /^sleep 600/.test(table.commandLine(sleep)?.trim() ?? "");
+  }, "sh and its sleep");
+  const sleep = forkedSleep() ?? 0;
   return { child, pgid, sleep, tag, entry };
 }
 

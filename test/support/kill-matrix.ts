@@ -20,6 +20,11 @@ import { exampleDir, exampleOperatorBinary } from "./webapp-example.js";
  * test (test/cluster/kill-matrix.test.ts) and `npm run matrix`.
  */
 export interface KillMatrix {
+  /**
+   * Correct operators in other styles than the reference's, each with why it
+   * is correct: like the reference, every check must pass on them.
+   */
+  readonly variants?: Record<string, string>;
   readonly mutants: Record<string, MutantExpectation>;
 }
 
@@ -90,13 +95,18 @@ export async function loadKillMatrix(operator: MatrixOperator): Promise<KillMatr
 export interface MatrixCase {
   /** The operator's name (MatrixOperator.name). */
   readonly operator: string;
-  /** "reference" or the mutant's name. */
+  /** "reference", or the variant's or the mutant's name. */
   readonly name: string;
 }
 
-/** The reference and every mutant of the operator's matrix, in the file's order. */
+/** The reference, every variant and every mutant of the operator's matrix, in the file's order. */
 export function matrixCases(operator: MatrixOperator, matrix: KillMatrix): MatrixCase[] {
-  return ["reference", ...Object.keys(matrix.mutants)].map((name) => ({ operator: operator.name, name }));
+  return caseNames(matrix).map((name) => ({ operator: operator.name, name }));
+}
+
+/** "reference", the variants, the mutants. */
+export function caseNames(matrix: KillMatrix): string[] {
+  return ["reference", ...Object.keys(matrix.variants ?? {}), ...Object.keys(matrix.mutants)];
 }
 
 /**

@@ -9,6 +9,7 @@ import { KwokProvider } from "../../src/cluster/kwok-provider.js";
 import { KubeClient } from "../../src/kube/kube-client.js";
 import { zxCommandRunner } from "../../src/process/command-runner.js";
 import { silentLogger, type Logger } from "../../src/util/logger.js";
+import { pollUntil } from "../../src/util/poll.js";
 
 /** A fresh cluster name per test file, so reruns and parallel checkouts never collide. */
 export function uniqueClusterName(prefix: string): string {
@@ -36,4 +37,25 @@ export async function startTestCluster(prefix: string): Promise<TestCluster> {
   const provider = kwokProvider(uniqueClusterName(prefix));
   const access = await provider.create();
   return { provider, access, client: KubeClient.fromKubeconfig(access.kubeconfigPath, access.context) };
+}
+
+/**
+ * Creates a namespace and waits until the controller manager has published kube-root-ca.crt
+ * into it. It does so at a moment of its own; a test that lists or watches ConfigMaps from a
+ * resourceVersion it took would otherwise see that ConfigMap arrive between its own writes.
+ */
+export async function createSettledNamespace(client: KubeClient, name: string): Promise<void> {
+  await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+  await pollUntil(
+    async () =>
+      (await client.tryGet({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        name: "kube-root-ca.crt",
+        namespace: name,
+      }))
+        ? { done: true, value: undefined }
+        : { done: false, reason: "not yet published" },
+    { description: `kube-root-ca.crt in ${name}`, timeoutMs: 30_000 },
+  );
 }

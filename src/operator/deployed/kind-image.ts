@@ -14,12 +14,14 @@ export interface LoadImageOptions {
   /** PATH to find kind on; the process's by default. */
   readonly path?: string;
   readonly signal?: AbortSignal;
+  /** The contract's field that named the image, for the advice when it is missing; operator.deploy by default. */
+  readonly setting?: "images";
   /** kind's progress lines, e.g. to a logger. */
   readonly onProgress?: (line: string) => void;
 }
 
 /**
- * Loads the operator's image into the kind cluster, so its Pods start
+ * Loads the operator's image (or an operand's) into the kind cluster, so its Pods start
  * without a registry (the Deployment says imagePullPolicy IfNotPresent).
  * The image must exist in the local Docker engine: the user's workflow
  * builds it before the kit runs.
@@ -42,7 +44,10 @@ export async function loadImageIntoKind(options: LoadImageOptions): Promise<void
   if (/not present locally/i.test(output)) {
     throw new InfrastructureError(
       "deploy/image-missing",
-      `image "${image}" is not present locally, so it cannot be loaded into kind cluster "${cluster}": build it first (docker build -t ${image} .), or set operator.deploy.loadImage: false if the cluster can pull it`,
+      `image "${image}" is not present locally, so it cannot be loaded into kind cluster "${cluster}": ` +
+        (options.setting === "images"
+          ? `build or pull it before the kit runs (docker build -t ${image} ., or docker pull ${image}), or take it out of the contract's images if the cluster can pull it`
+          : `build it first (docker build -t ${image} .), or set operator.deploy.loadImage: false if the cluster can pull it`),
       tailLines(output, 5),
     );
   }

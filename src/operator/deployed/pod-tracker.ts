@@ -214,14 +214,15 @@ export class OperatorPods {
   }
 
   /**
-   * Crashes the operator: deletes its running Pod with gracePeriodSeconds 0
+   * Crashes the operator: deletes the Pod it runs in (crashVictim when no
+   * Pod reports it running yet) with gracePeriodSeconds 0
    * and the Pod's UID as a precondition (so a Pod that replaced it in the
    * meantime is never deleted by mistake), then waits until the
    * ReplicaSet has made a new Pod (a new UID; not necessarily running yet).
    */
   async crash(signal?: AbortSignal): Promise<PodCrash> {
     const pods = await this.pods(signal);
-    const victim = this.onlyRunning(pods);
+    const victim = this.onlyRunning(pods) ?? crashVictim(pods);
     if (!victim) {
       throw new InfrastructureError(
         "deploy/no-running-pod",
@@ -273,6 +274,19 @@ export class OperatorPods {
       throw error;
     }
   }
+}
+
+/**
+ * The Pod to delete when none reports its operator container running: the
+ * only live Pod. A crash is asked for right after the operator wrote through
+ * the proxy with the current run's token, which only the newest Pod mounts,
+ * so the operator runs in it even while its status still says Pending (the
+ * kubelet reports container starts late on a loaded node: CI saw a Pod
+ * Pending a second after its operator's writes). With several live Pods and
+ * none running there is no telling which one wrote: undefined.
+ */
+export function crashVictim(pods: readonly OperatorPod[]): OperatorPod | undefined {
+  return pods.length === 1 ? pods[0] : undefined;
 }
 
 function describePods(pods: readonly OperatorPod[]): string {

@@ -4,10 +4,17 @@ import type { KubeObject } from "../../kube/kube-client.js";
 import { CONCURRENT_WRITE_ANNOTATION } from "../../proxy/fault-actions.js";
 import { expectedWrite, normalisedKey } from "../../proxy/faults.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
-import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
+import { childOfRole, writeKey, type ChildRoles } from "../../scenario/child-roles.js";
+import { Inconclusive } from "../../scenario/scenario.js";
+import {
+  liveChildObjects,
+  liveChildren,
+  writeEvidence,
+  type LiveChild,
+} from "../../scenario/reference-state.js";
 import type { ReferenceChild, SpecReference } from "../../scenario/spec-references.js";
 import { defineCheck, type Judgement } from "../check.js";
-import { compareEndStates, describeMismatch, endStateMatches } from "../shared/end-state.js";
+import { compareEndStates, describeMismatch, endStateMatches, unpairedVerdict } from "../shared/end-state.js";
 import { untilFaultActs } from "../shared/fault-wait.js";
 import { excusedNote, judgeResubmits, resubmitInputs, type ResubmitInputs } from "../shared/resubmits.js";
 import { childWritesOfSpec, type CustomResourceKind } from "../shared/status-claims.js";
@@ -57,6 +64,10 @@ export interface ChildUpdateRaced {
   readonly endState: readonly LiveChild[];
   /** The children of the reference of update 1, to compare the end state with. */
   readonly referenceChildren: readonly ReferenceChild[];
+  /** Which child is which across lives (the reference's roles). */
+  readonly roles?: ChildRoles;
+  /** How each convergence of the scenario was decided (Scenario.convergedBy). */
+  readonly convergedBy?: readonly string[];
   readonly operatorLog: readonly string[];
 }
 
@@ -90,7 +101,10 @@ export type ChildUpdateObservation =
  * gets a real 409 from the API server; one without goes through on top of
  * the annotation. Judged once converged.
  */
-export const childUpdate = defineCheck<WriteEntry, ChildUpdateObservation>({
+/** A reference write to race with, and the key of its object's role (the same in every run). */
+export type ChildUpdateTarget = WriteEntry & { readonly roleKey?: string };
+
+export const childUpdate = defineCheck<ChildUpdateTarget, ChildUpdateObservation>({
   id: "conflict/child-update",
   level: "MUST",
   summary:
@@ -104,13 +118,13 @@ export const childUpdate = defineCheck<WriteEntry, ChildUpdateObservation>({
     const reference = references.get(1);
     const targets = reference ? childUpdateTargets(reference, contract.customResource) : [];
     return targets.length > 0
-      ? targets
+      ? targets.map((t) => ({ ...t, roleKey: writeKey(reference?.roles, t) }))
       : {
           target: "update 1",
           skip: "the reference updated no existing child for update 1: nothing to race with",
         };
   },
-  targetName: (target) => `${normalisedKey(target)} (${target.verb})`,
+  targetName: (target) => `${target.roleKey ?? normalisedKey(target)} (${target.verb})`,
   observer: {
     scenario: "conflict-child",
     scenarioOf: (target) => `conflict-${target.resource}`,
@@ -123,9 +137,17 @@ export const childUpdate = defineCheck<WriteEntry, ChildUpdateObservation>({
       const scenario = await context.open();
       await scenario.startWithSample();
       const cr = await scenario.converge("convergence of the sample");
-      // The child's name in this scenario: the reference's with its custom resource's UID replaced.
+      // The child's name in this scenario: the one of the same role as the reference's.
+      const apiVersion = target.group ? `${target.group}/${target.version}` : target.version;
+      const kind = await scenario.kit.kindOf(apiVersion, target.resource);
       const referenceUid = reference.customResource.metadata?.uid ?? "";
-      const name = (target.name ?? "").replaceAll(referenceUid, cr.metadata?.uid ?? "");
+      const found = childOfRole(reference.roles, await liveChildren(scenario), kind, target.name ?? "");
+      if (found === "ambiguous") {
+        throw new Inconclusive(
+          `more than one ${kind} here has the role of the reference's ${kind}/${target.name ?? ""}: which to race with cannot be told`,
+        );
+      }
+      const name = found?.ref.name ?? (target.name ?? "").replaceAll(referenceUid, cr.metadata?.uid ?? "");
       const value = randomBytes(4).toString("hex");
       const fault = scenario.proxy.arm({
         kind: "mutate-before",
@@ -142,7 +164,7 @@ export const childUpdate = defineCheck<WriteEntry, ChildUpdateObservation>({
           patchType: "merge",
           patch: { metadata: { annotations: { [CONCURRENT_WRITE_ANNOTATION]: value } } },
         },
-        expect: expectedWrite(target),
+        expect: { ...expectedWrite(target), name },
       });
       context.progress(`update 1 with a concurrent write on ${normalisedKey(target)}`);
       await scenario.applyUpdate(update, 1);
@@ -162,8 +184,6 @@ export const childUpdate = defineCheck<WriteEntry, ChildUpdateObservation>({
           (w) => w.group === hit.group && w.resource === hit.resource && w.name === name && !w.subresource,
         );
       const resubmits = resubmitInputs(scenario, hit);
-      const apiVersion = hit.group ? `${hit.group}/${hit.version}` : hit.version;
-      const kind = await scenario.kit.kindOf(apiVersion, hit.resource);
       const live = await scenario.kit.tryGet({ apiVersion, kind, name, namespace: scenario.namespace });
       return {
         outcome: "reached",
@@ -176,6 +196,8 @@ export const childUpdate = defineCheck<WriteEntry, ChildUpdateObservation>({
         ...(live ? { live } : {}),
         endState: await liveChildObjects(scenario),
         referenceChildren: reference.children,
+        ...(reference.roles ? { roles: reference.roles } : {}),
+        convergedBy: [...scenario.convergedBy],
         operatorLog: await scenario.operatorLog(10),
       };
     },
@@ -225,16 +247,21 @@ function judgeRace(observation: ChildUpdateRaced, drift: Contract["drift"]): Jud
     : { blamed: [], excused: [] };
   const conflicts = objectWrites.filter((w) => w.code === 409);
   const annotation = live?.metadata?.annotations?.[CONCURRENT_WRITE_ANNOTATION];
-  const comparison = compareEndStates(observation.endState, observation.referenceChildren, drift);
+  const comparison = compareEndStates(observation.endState, observation.referenceChildren, drift, {
+    // No writes: across spec updates a per-life value may change with the spec; only its role counts here.
+    ...(observation.roles ? { roles: observation.roles } : {}),
+  });
 
   const how =
     hit.sentResourceVersion === undefined
       ? `carried no resourceVersion (the proxy applied it on the state it read, after the kit's write${hit.proxyPrecondition ? `, in ${hit.proxyPrecondition.attempts} attempt(s)` : ""})`
       : `carried resourceVersion ${hit.sentResourceVersion}`;
   const notes = [
-    `the kit wrote ${CONCURRENT_WRITE_ANNOTATION}=${value} on ${hit.resource}/${name}${kitWrite ? ` (write #${kitWrite.seq}, answered ${kitWrite.code})` : ""} just before the operator's ${hit.verb} #${hit.seq}, which ${how} and was answered ${hit.code}${hit.reason ? ` ${hit.reason}` : ""}`,
+    // "update 1" also puts the annotation on the contract's updates[0], where the conflict was met.
+    `while the operator converged update 1, the kit wrote ${CONCURRENT_WRITE_ANNOTATION}=${value} on ${hit.resource}/${name}${kitWrite ? ` (write #${kitWrite.seq}, answered ${kitWrite.code})` : ""} just before the operator's ${hit.verb} #${hit.seq}, which ${how} and was answered ${hit.code}${hit.reason ? ` ${hit.reason}` : ""}`,
   ];
   if (hit.sentResourceVersion === undefined) notes.push("no precondition writes");
+  notes.push(...(observation.convergedBy ?? []).map((line) => `converged: ${line}`));
   if (resubmits.excused.length > 0) notes.push(excusedNote(resubmits.excused));
   const evidence = {
     writes: [...(kitWrite ? [kitWrite] : []), ...objectWrites].map(writeEvidence),
@@ -267,6 +294,8 @@ function judgeRace(observation: ChildUpdateRaced, drift: Contract["drift"]): Jud
       evidence: { ...evidence, operatorLog: observation.operatorLog },
     };
   }
+  const unsure = unpairedVerdict(comparison, evidence);
+  if (unsure) return unsure;
   const retries = objectWrites.length - 1;
   return {
     status: "passed",

@@ -7,7 +7,8 @@ import { Inconclusive, type SpecWrite } from "../../scenario/scenario.js";
 import type { ReferenceChild, SpecReference } from "../../scenario/spec-references.js";
 import { isRecord } from "../../util/records.js";
 import { defineCheck, type Judgement } from "../check.js";
-import { compareEndStates, describeMismatch, endStateMatches } from "../shared/end-state.js";
+import type { ChildRoles } from "../../scenario/child-roles.js";
+import { compareEndStates, describeMismatch, endStateMatches, unpairedVerdict } from "../shared/end-state.js";
 import { untilFaultActs } from "../shared/fault-wait.js";
 import { excusedNote, judgeResubmits, resubmitInputs, type ResubmitInputs } from "../shared/resubmits.js";
 import {
@@ -57,12 +58,16 @@ export interface StatusUpdateRaced {
   /** What judgeResubmits needs of the read log about the custom resource. */
   readonly resubmits: ResubmitInputs;
   /** The children the operator created here that still exist, once converged. */
+  /** How each convergence of the scenario was decided (Scenario.convergedBy). */
+  readonly convergedBy?: readonly string[];
   readonly endState: readonly LiveChild[];
   /** What the judge needs of the reference of update 2: its writes in order, its spec writes, its children. */
   readonly reference: {
     readonly writes: readonly WriteEntry[];
     readonly specWrites: readonly SpecWrite[];
     readonly children: readonly ReferenceChild[];
+    /** Which child is which across lives. */
+    readonly roles?: ChildRoles;
   };
   readonly operatorLog: readonly string[];
 }
@@ -180,7 +185,9 @@ export const statusUpdate = defineCheck<SpecReference, StatusUpdateObservation>(
           writes: reference.writes,
           specWrites: reference.specWrites,
           children: reference.children,
+          ...(reference.roles ? { roles: reference.roles } : {}),
         },
+        convergedBy: [...scenario.convergedBy],
         operatorLog: await scenario.operatorLog(10),
       };
     },
@@ -220,6 +227,7 @@ function judgeRace(observation: StatusUpdateRaced, contract: Contract): Judgemen
     required: (spec) => requiredChildWrites(reference, spec, contract.customResource),
     readiness: contract.readiness,
     cr: contract.customResource,
+    ...(reference.roles ? { roles: reference.roles } : {}),
   });
   const resubmits = judgeResubmits({
     conflicted: hit,
@@ -229,7 +237,10 @@ function judgeRace(observation: StatusUpdateRaced, contract: Contract): Judgemen
     watchesKind: observation.resubmits.watchesKind,
   });
   const lost = mergePatchMismatches(final, observation.update);
-  const comparison = compareEndStates(observation.endState, reference.children, contract.drift);
+  const comparison = compareEndStates(observation.endState, reference.children, contract.drift, {
+    // No writes: across spec updates a per-life value may change with the spec; only its role counts here.
+    ...(reference.roles ? { roles: reference.roles } : {}),
+  });
 
   const notes = [
     `the kit wrote update 2 (write #${kitWrite.seq}, generation ${kitWrite.generation ?? "?"}) just before the operator's status ${hit.verb} #${hit.seq}, which ${hit.sentResourceVersion === undefined ? "carried no resourceVersion" : `carried resourceVersion ${hit.sentResourceVersion}`} and was answered ${hit.code}${hit.reason ? ` ${hit.reason}` : ""}`,
@@ -237,6 +248,7 @@ function judgeRace(observation: StatusUpdateRaced, contract: Contract): Judgemen
     `${claims} status write(s) claimed Ready${unjudged > 0 ? `; ${unjudged} of them about no generation a spec write of this scenario produced, not judged for order` : ""}`,
   ];
   if (resubmits.excused.length > 0) notes.push(excusedNote(resubmits.excused));
+  notes.push(...(observation.convergedBy ?? []).map((line) => `converged: ${line}`));
   if (claimed === undefined) {
     notes.push(
       "the status names no observedGeneration: a status write's generation is read from the object it sent (metadata.generation), and the final observedGeneration is not judged",
@@ -279,6 +291,8 @@ function judgeRace(observation: StatusUpdateRaced, contract: Contract): Judgemen
       evidence: { ...evidence, operatorLog: observation.operatorLog },
     };
   }
+  const unsure = unpairedVerdict(comparison, evidence);
+  if (unsure) return unsure;
   const after = statusWrites.filter((w) => w.seq > hit.seq);
   return {
     status: "passed",

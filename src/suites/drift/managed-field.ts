@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { describeError } from "../../errors.js";
 import type { KubeObject } from "../../kube/kube-client.js";
-import { normalisedName } from "../../proxy/faults.js";
 import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
+import { lifeReading, roleByKey, roleKey, roleOf } from "../../scenario/child-roles.js";
+import { comparableValue, isPerLife } from "../../scenario/life-values.js";
 import { hasGivenUp, isQuiet, silentFor, GIVE_UP_IDLE_MS } from "../../scenario/quiescence.js";
 import {
   describeRef,
@@ -16,8 +17,8 @@ import { Inconclusive } from "../../scenario/scenario.js";
 import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
+  childTargets,
   driftPatch,
-  driftTargets,
   formatPath,
   shownValue,
   valueAt,
@@ -66,36 +67,79 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
     "a managed field of a child changed behind the operator's back is repaired in place, keeping foreign metadata",
   references: () => [0],
   targets({ contract, references }) {
-    const targets = (references.get(0)?.children ?? []).flatMap((child) =>
-      driftTargets({ kind: child.ref.kind, object: child.object }, contract.drift),
-    );
+    const reference = references.get(0);
+    const children = childTargets(reference?.children ?? [], contract.drift, "", reference?.roles);
+    const targets = Array.isArray(children) ? children.flatMap((child) => child.fields) : [];
     return targets.length > 0
       ? targets
       : { target: "children", skip: "no managed field of any child to perturb" };
   },
   targetName: (target) => target.id,
+  skipTarget(target, { references }) {
+    const role = roleByKey(references.get(0)?.roles, `${target.kind}/${target.name}`);
+    return isPerLife(role?.perLife, target.path)
+      ? `${formatPath(target.path)} is generated once per life (two fault-free lives differ there): the operator has no record of a value changed behind its back to restore, only the promise to keep its own (judged where a crash or restart could regenerate it)`
+      : undefined;
+  },
   observer: {
     scenario: "drift-field",
-    async observe(context, target) {
-      context.progress(`perturbing ${target.id}`);
+    async observe(context, referenceTarget) {
+      context.progress(`perturbing ${referenceTarget.id}`);
       const scenario = await context.open();
       await scenario.startWithSample();
       await scenario.converge("convergence of the sample");
-      const child = (await liveChildren(scenario)).find(
-        (c) => c.ref.kind === target.kind && normalisedName(c.ref) === target.name,
+      const reference = context.references.get(0);
+      const roles = reference?.roles;
+      const key = `${referenceTarget.kind}/${referenceTarget.name}`;
+      const children = await liveChildren(scenario);
+      const ofRole = children.filter(
+        (c) => c.ref.kind === referenceTarget.kind && roleKey(roles, c.ref.kind, c.ref.name) === key,
       );
-      if (!child) {
+      if (ofRole.length > 1) {
         throw new Inconclusive(
-          `${target.kind}/${target.name} does not exist in this scenario's converged state`,
+          `${ofRole.map((c) => describeRef(c.ref)).join(" and ")} both have the role of ${key}: which to perturb cannot be told`,
         );
+      }
+      const [child] = ofRole;
+      if (!child) {
+        throw new Inconclusive(`${key} does not exist in this scenario's converged state`);
       }
       const live = await scenario.kit.get(child.ref);
-      const shown = (value: unknown) => shownValue(target.kind, target.path, value);
-      if (!isDeepStrictEqual(valueAt(live, target.path), target.value)) {
+      const shown = (value: unknown) => shownValue(referenceTarget.kind, referenceTarget.path, value);
+      // The value to restore is this life's: the reference's as this life reads it (its UIDs,
+      // namespace and names), or, for a value generated once per life, whatever this life generated.
+      const referenceChild = reference?.children.find(
+        (c) => c.ref.kind === referenceTarget.kind && roleKey(roles, c.ref.kind, c.ref.name) === key,
+      );
+      const role = roleOf(roles, child.ref.kind, child.ref.name);
+      const perLife = role.status === "role" && isPerLife(role.role.perLife, referenceTarget.path);
+      const perLifeValues = role.status === "role" ? role.role.perLife : undefined;
+      const sameInThisLife =
+        referenceChild !== undefined &&
+        isDeepStrictEqual(
+          comparableValue(
+            valueAt(live, referenceTarget.path),
+            referenceTarget.path,
+            lifeReading(roles, scenario.namespace, children),
+            perLifeValues,
+          ),
+          comparableValue(
+            valueAt(referenceChild.object, referenceTarget.path),
+            referenceTarget.path,
+            lifeReading(roles, reference?.namespace ?? "", reference?.children ?? []),
+            perLifeValues,
+          ),
+        );
+      if (
+        !perLife &&
+        !sameInThisLife &&
+        !isDeepStrictEqual(valueAt(live, referenceTarget.path), referenceTarget.value)
+      ) {
         throw new Inconclusive(
-          `${target.id} is ${JSON.stringify(shown(valueAt(live, target.path)))} here, not the reference's ${JSON.stringify(shown(target.value))}`,
+          `${referenceTarget.id} is ${JSON.stringify(shown(valueAt(live, referenceTarget.path)))} here, not the reference's ${JSON.stringify(shown(referenceTarget.value))}`,
         );
       }
+      const target: DriftTarget = { ...referenceTarget, value: valueAt(live, referenceTarget.path) };
       const nonce = randomBytes(4).toString("hex");
       const mark = scenario.proxy.writeLog.lastSeq;
       try {

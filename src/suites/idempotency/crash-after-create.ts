@@ -26,6 +26,7 @@ export const crashAfterCreate = defineCheck<CrashLineTarget, CrashLineObservatio
   targets: (context) =>
     crashLineTargets(context, true, "the operator created nothing on its way to the reference"),
   targetName: (target) => target.line.id,
+  skipTarget: ({ line }) => line.timing,
   observer: crashLineObserver("crash-after-create"),
   judge: judgeCrashLine,
   judgeWithoutReference: duplicatesWithoutCrash,

@@ -22,6 +22,7 @@ export const crashAfterWrite = defineCheck<CrashLineTarget, CrashLineObservation
   targets: (context) =>
     crashLineTargets(context, false, "the operator made no write but creates on its way to the reference"),
   targetName: (target) => target.line.id,
+  skipTarget: ({ line }) => line.timing,
   // Its own observer, not crash-after-create's: its scenarios are assigned to shards under its own id.
   observer: crashLineObserver("crash-after-write"),
   judge: judgeCrashLine,

@@ -1,16 +1,24 @@
 import type { Contract } from "../../contract/load-contract.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
+import type { ChildRoles } from "../../scenario/child-roles.js";
 import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement, Observer, Skip, TargetContext } from "../check.js";
 import {
+  assertFindable,
   crashAtLine,
   crashLines,
   missedCrash,
   type CrashLine,
   type CrashOutcome,
 } from "../shared/crash-lines.js";
-import { compareEndStates, describeMismatch, endStateMatches, identityLosses } from "../shared/end-state.js";
+import {
+  compareEndStates,
+  describeMismatch,
+  endStateMatches,
+  identityLosses,
+  unpairedVerdict,
+} from "../shared/end-state.js";
 import { ObjectKinds } from "../shared/promised.js";
 
 // The crash-line sweep, shared by idempotency/crash-after-create and
@@ -21,6 +29,8 @@ export interface CrashLineTarget {
   readonly line: CrashLine;
   /** The reference's children (spec 0). */
   readonly reference: readonly ReferenceChild[];
+  /** Which child is which across lives (the reference's roles). */
+  readonly roles?: ChildRoles;
 }
 
 /** A crash that hit its line: what the fault did. */
@@ -36,6 +46,7 @@ export type CrashLineObservation =
       readonly line: CrashLine;
       readonly crash: Crashed;
       readonly reference: readonly ReferenceChild[];
+      readonly roles?: ChildRoles;
       /** The children the operator created in this scenario that still exist, after the convergence. */
       readonly live: readonly LiveChild[];
       /** Every operator write of the scenario, before the crash and after the restart. */
@@ -58,7 +69,11 @@ export function crashLineTargets(
     (l) => (l.write.effect === "created") === creates,
   );
   if (lines.length === 0) return { target: "write sequence", skip: none };
-  return lines.map((line) => ({ line, reference: reference.children }));
+  return lines.map((line) => ({
+    line,
+    reference: reference.children,
+    ...(reference.roles ? { roles: reference.roles } : {}),
+  }));
 }
 
 /**
@@ -76,10 +91,11 @@ export function crashLineObserver(scenario: string): Observer<CrashLineTarget, C
   return {
     scenario,
     scenarioOf: ({ line }) => `crash-${line.ordinal}`,
-    async observe(context, { line, reference }) {
+    async observe(context, { line, reference, roles }) {
+      assertFindable(line);
       context.progress(`crash after write ${line.id}`);
       const opened = await context.open();
-      const crash = await crashAtLine(context, opened, line);
+      const crash = await crashAtLine(context, opened, line, roles);
       if (crash.status !== "crashed") return { restarted: false, line, crash };
 
       context.progress(`restarting the operator after the crash at ${line.id}`);
@@ -91,6 +107,7 @@ export function crashLineObserver(scenario: string): Observer<CrashLineTarget, C
         line,
         crash,
         reference,
+        ...(roles ? { roles } : {}),
         live,
         writes: opened.operatorWrites(),
         operatorLog: await opened.operatorLog(10),
@@ -116,9 +133,12 @@ export function judgeCrashLine(observation: CrashLineObservation, contract: Cont
       }
     );
   }
-  const { crash, reference, live, writes, operatorLog } = observation;
+  const { crash, reference, roles, live, writes, operatorLog } = observation;
   const { hit, proof } = crash;
-  const comparison = compareEndStates(live, reference, contract.drift);
+  const comparison = compareEndStates(live, reference, contract.drift, {
+    ...(roles ? { roles } : {}),
+    writes,
+  });
   // What the operator had created before the crash must be the same objects after it.
   const { losses: recreated, excused } = identityLosses(
     writes.filter((e) => e.effect === "created" && e.seq <= hit.seq),
@@ -139,6 +159,8 @@ export function judgeCrashLine(observation: CrashLineObservation, contract: Cont
       evidence: { ...evidence, operatorLog },
     };
   }
+  const unsure = unpairedVerdict(comparison, evidence);
+  if (unsure) return unsure;
   return {
     status: "passed",
     message: `restarted after the crash, it converged to the reference: no duplicate, ${comparison.children.length} child(ren) as the reference has them, none recreated${excused.length > 0 ? ` but ${excused.length} the contract's promises allow (see the notes)` : ""}`,

@@ -2,7 +2,9 @@ import { isDeepStrictEqual } from "node:util";
 import { evaluateReadiness, type Readiness } from "../../contract/readiness.js";
 import { describeError } from "../../errors.js";
 import type { KubeObject } from "../../kube/kube-client.js";
-import { normalisedName, withoutUids } from "../../proxy/faults.js";
+import { normalisedName } from "../../proxy/faults.js";
+import { lifeReading } from "../../scenario/child-roles.js";
+import { comparableValue, isPerLife } from "../../scenario/life-values.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { Evidence } from "../../report/report-model.js";
 import { hasGivenUp, isQuiet } from "../../scenario/quiescence.js";
@@ -39,6 +41,8 @@ export interface PreexistingChildObservation {
   /** The child as the write log names it. */
   readonly child: { readonly group: string; readonly resource: string; readonly name: string };
   readonly fields: readonly DriftTarget[];
+  /** Managed fields left unjudged, with why (a value naming a child whose name varies with the life). */
+  readonly notJudged?: readonly string[];
   /** The first poll that saw the custom resource ready while the child differed, `at` ms after the sample was created. */
   readonly readyWhileDiffering?: PreexistingSample & { readonly at: number };
   /** The last poll, when the kit stopped watching. */
@@ -68,9 +72,10 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
       references.get(0)?.children ?? [],
       contract.drift,
       "the operator created no child on its way to the reference: none can exist first",
+      references.get(0)?.roles,
     ),
   targetName: (target) => target.name,
-  skipTarget({ child, fields }, { contract }) {
+  skipTarget({ child, fields, role }, { contract }) {
     if (contract.readiness.kind === "quiet") {
       return "the contract's readiness is `quiet`: the custom resource reports no readiness to judge";
     }
@@ -78,16 +83,43 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
     if (normalisedName(child.ref) !== child.ref.name) {
       return "its name derives from the custom resource's UID, unknown before the custom resource exists";
     }
+    if (role?.template) {
+      return `its name varies with the custom resource's life (${role.names.join(" and ")} in two fault-free lives): unknown before the custom resource exists`;
+    }
     // foreignCopy makes nothing of a child with no managed field.
     if (fields.length === 0) return "no field of it the operator manages to set otherwise";
+    if (fields.every((t) => isPerLife(role?.perLife, t.path))) {
+      return "every field of it the operator manages is generated once per life: none has a value to differ from";
+    }
     return undefined;
   },
   observer: {
     scenario: "preexisting",
-    async observe(context, { name, child, fields }) {
+    async observe(context, { name, child, fields: managed, role }) {
+      // A value generated once per life has no reference value to differ from: not set otherwise, not judged.
+      const ownValues = managed.filter((t) => !isPerLife(role?.perLife, t.path));
+      const spec0 = context.references.get(0);
+      if (spec0?.roles?.oneLife) {
+        throw new Inconclusive(
+          `${spec0.roles.oneLife}: whether the name of ${name} is known before the custom resource exists, and which of its values are generated once per life, could not be learned`,
+        );
+      }
+      const referenceReading = lifeReading(spec0?.roles, spec0?.namespace ?? "", spec0?.children ?? []);
+      // Nor has a value that names a child whose name varies with the life: that name is not known
+      // before the custom resource exists, nor while the kit polls.
+      const namesVarying = (t: DriftTarget) =>
+        !isDeepStrictEqual(
+          comparableValue(t.value, t.path, referenceReading, role?.perLife),
+          comparableValue(t.value, t.path, { ...referenceReading, names: [] }, role?.perLife),
+        );
+      const fields = ownValues.filter((t) => !namesVarying(t));
+      const notJudged = ownValues
+        .filter(namesVarying)
+        .map((t) => `${formatPath(t.path)}: it names a child whose name varies with the life`);
       context.progress(`a pre-existing ${child.ref.kind}/${child.ref.name}`);
       const { contract } = context;
       const scenario = await context.open();
+      const here = { namespace: scenario.namespace, names: [] };
       const copy = foreignCopy(child, scenario.namespace, fields);
       if (!copy) throw new Inconclusive(`nothing of ${name} to set otherwise`);
       try {
@@ -98,7 +130,13 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
       const ref = { ...child.ref, namespace: scenario.namespace };
       const differences = (live: KubeObject | undefined): Diffs =>
         fields
-          .filter((t) => !isDeepStrictEqual(withoutUids(valueAt(live, t.path)), withoutUids(t.value)))
+          .filter(
+            (t) =>
+              !isDeepStrictEqual(
+                comparableValue(valueAt(live, t.path), t.path, here, role?.perLife),
+                comparableValue(t.value, t.path, referenceReading, role?.perLife),
+              ),
+          )
           .map((t) => ({
             object: name,
             path: formatPath(t.path),
@@ -146,6 +184,7 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
         name,
         child: { group: child.group, resource: child.resource, name: child.ref.name },
         fields,
+        ...(notJudged.length > 0 ? { notJudged } : {}),
         ...(readyWhileDiffering ? { readyWhileDiffering } : {}),
         ...(last ? { last } : {}),
         writes: scenario.operatorWrites(),
@@ -153,11 +192,15 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
       };
     },
   },
-  judge({ name, child, fields, readyWhileDiffering, last, writes, operatorLog }, contract): Judgement {
+  judge(
+    { name, child, fields, notJudged = [], readyWhileDiffering, last, writes, operatorLog },
+    contract,
+  ): Judgement {
     const evidence: Evidence = {
       writes: writes.map(writeEvidence),
       notes: [
         `pre-existing ${name} created by the kit with: ${fields.map((t) => `${formatPath(t.path)}=${JSON.stringify(shownValue(t.kind, t.path, t.perturbed))}`).join(", ")}`,
+        ...notJudged.map((why) => `not judged: ${why}`),
       ],
     };
     if (readyWhileDiffering) {

@@ -1,7 +1,7 @@
 import { describeError } from "../../errors.js";
 import type { KubeObject } from "../../kube/kube-client.js";
-import { normalisedName } from "../../proxy/faults.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
+import { roleKey, type ChildRoles } from "../../scenario/child-roles.js";
 import {
   liveChildObjects,
   liveChildren,
@@ -12,7 +12,7 @@ import {
 import { Inconclusive } from "../../scenario/scenario.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { defineCheck, type Judgement } from "../check.js";
-import { compareEndStates, describeMismatch, endStateMatches } from "../shared/end-state.js";
+import { compareEndStates, describeMismatch, endStateMatches, unpairedVerdict } from "../shared/end-state.js";
 import { untilNothingLeft } from "../shared/fault-wait.js";
 
 /** What the recreated custom resource must converge to: the reference of spec 0. */
@@ -20,6 +20,8 @@ export interface RecreateTarget {
   readonly children: readonly ReferenceChild[];
   /** The reference's custom resource's UID: its children owned by it are to be owned by the new one. */
   readonly customResourceUid: string;
+  /** Which child is which across lives (the reference's roles). */
+  readonly roles?: ChildRoles;
 }
 
 export interface RecreateObservation {
@@ -58,7 +60,11 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
     const reference = references.get(0);
     if (!reference) return [];
     return [
-      { children: reference.children, customResourceUid: reference.customResource.metadata?.uid ?? "" },
+      {
+        children: reference.children,
+        customResourceUid: reference.customResource.metadata?.uid ?? "",
+        ...(reference.roles ? { roles: reference.roles } : {}),
+      },
     ];
   },
   targetName: () => "delete and recreate the sample",
@@ -126,7 +132,7 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
         previous.set(created.uid, `${created.resource}/${created.name ?? ""}`);
     }
     const problems: string[] = [];
-    const key = (c: ChildRecord) => `${c.ref.kind}/${normalisedName(c.ref)}`;
+    const key = (c: ChildRecord) => roleKey(reference.roles, c.ref.kind, c.ref.name);
     for (const expected of reference.children) {
       const candidates = live.filter((c) => key(c) === key(expected));
       const fresh = candidates.filter((c) => !previous.has(c.uid));
@@ -153,7 +159,10 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
         `${write.verb} of ${previous.get(write.uid ?? "") ?? "?"} from the previous life (write ${write.seq})`,
       );
     }
-    const comparison = compareEndStates(live, reference.children, contract.drift);
+    const comparison = compareEndStates(live, reference.children, contract.drift, {
+      ...(reference.roles ? { roles: reference.roles } : {}),
+      writes,
+    });
     if (!endStateMatches(comparison)) problems.push(describeMismatch(comparison));
     const evidence = {
       writes: writes.map(writeEvidence),
@@ -170,6 +179,8 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
         evidence: { ...evidence, operatorLog },
       };
     }
+    const unsure = unpairedVerdict(comparison, evidence);
+    if (unsure) return unsure;
     return {
       status: "passed",
       message: `recreated under the same name, it converged with ${comparison.children.length} child(ren) of the new life and touched nothing of the previous one`,

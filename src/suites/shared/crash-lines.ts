@@ -1,41 +1,141 @@
-import { countsToward, expectedWrite, normalisedKey, type KillRecord } from "../../proxy/faults.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
+import {
+  countsToward,
+  expectedWrite,
+  normalisedKey,
+  normalisedName,
+  type KillRecord,
+} from "../../proxy/faults.js";
+import { unpairedResource, writeKey, type ChildRoles } from "../../scenario/child-roles.js";
 import { writeEvidence } from "../../scenario/reference-state.js";
-import type { Scenario } from "../../scenario/scenario.js";
+import { Inconclusive, type Scenario } from "../../scenario/scenario.js";
 import type { SpecReference } from "../../scenario/spec-references.js";
 import type { Judgement, ObserveContext } from "../check.js";
 import { untilFaultActs } from "./fault-wait.js";
 
-/** One position of the baseline write sequence, where a crash goes. */
+/**
+ * One write of the reference's sequence, where a crash goes. It is known by
+ * what it is, not by its position: the nth write of its meaning (what it
+ * does to which role of object, and for a status write what it claims), so
+ * an operator that writes the same thing once more or once less while its
+ * cache catches up still has the line.
+ */
 export interface CrashLine {
-  /** 1-based position among the counted writes (what the fault's ordinal counts). */
+  /** 1-based position among the reference's counted writes: for the id and the scenario's name. */
   readonly ordinal: number;
   /** The reference's write at that position. */
   readonly write: WriteEntry;
-  /** "#2 create services/hello": stable across runs (UIDs in names read <uid>). */
+  /**
+   * "create services/hello", "update widgets.example.com/w/status Ready=False (2nd)": its meaning
+   * and occurrence, the same in every run however the writes around it are timed (the target's name).
+   */
   readonly id: string;
+  /** What the write is (writeMeaning): the fault acts on the `occurrence`th write of this meaning. */
+  readonly meaning?: string;
+  readonly occurrence?: number;
+  /**
+   * Why no scenario can count on it, when a second fault-free life wrote
+   * this meaning fewer times: how often it is written depends on timing.
+   */
+  readonly timing?: string;
+  /**
+   * Why no scenario can find this line, when its write is to a child whose
+   * name the two reference lives could not pair: its meaning names the
+   * reference's literal name, which another life does not have.
+   */
+  readonly unpaired?: string;
+}
+
+/**
+ * What a write is, the same in every life: "create secrets/orders-auth-*",
+ * "update widgets.example.com/w/status Ready=False": its effect (a create
+ * by any verb is a create) or verb, its object's role (writeKey) and
+ * subresource, and for a status write the conditions it claims.
+ */
+export function writeMeaning(write: WriteEntry, roles: ChildRoles | undefined): string {
+  const verb = write.effect === "created" ? "create" : write.verb;
+  const subresource = write.subresource ? `/${write.subresource}` : "";
+  const claims = write.subresource === "status" ? claimsOf(write.body) : "";
+  return `${verb} ${writeKey(roles, write)}${subresource}${claims ? ` ${claims}` : ""}`;
+}
+
+/** "2nd", "3rd", "11th". */
+function ordinalWord(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th");
+  return `${n}${suffix}`;
+}
+
+/** "Available=True,Progressing=False": a status body's conditions, by type. */
+function claimsOf(body: unknown): string {
+  const conditions = (body as { status?: { conditions?: unknown } } | undefined)?.status?.conditions;
+  if (!Array.isArray(conditions)) return "";
+  return conditions
+    .map((c: { type?: unknown; status?: unknown }) => `${String(c.type)}=${String(c.status)}`)
+    .sort()
+    .join(",");
 }
 
 /**
  * The crash lines of a reference: its writes as a crash-after fault with
  * `excludeNoOps` counts them (successful operator writes in its namespace,
  * Events, Leases, reviews, dry runs and no-ops left out), minus the kinds the
- * contract ignores (they keep their positions: the ordinals stay those the
- * fault counts).
+ * contract ignores. With a second life's writes, a line whose meaning that
+ * life wrote fewer times is marked `timing`.
  */
 export function crashLines(
-  reference: Pick<SpecReference, "namespace" | "writes">,
+  reference: Pick<SpecReference, "namespace" | "writes" | "roles" | "secondLife">,
   ignored: readonly { group: string; resource: string }[],
 ): CrashLine[] {
-  const scope = { namespace: reference.namespace, excludeNoOps: true };
-  return reference.writes
-    .filter((entry) => countsToward(scope, entry))
-    .map((write, index): CrashLine => ({
-      ordinal: index + 1,
-      write,
-      id: `#${index + 1} ${write.verb} ${normalisedKey(write)}${write.subresource ? `/${write.subresource}` : ""}`,
-    }))
+  const { roles, secondLife } = reference;
+  const counted = (life: { readonly namespace: string; readonly writes: readonly WriteEntry[] }) =>
+    life.writes.filter((entry) => countsToward({ namespace: life.namespace, excludeNoOps: true }, entry));
+  const second = new Map<string, number>();
+  for (const write of secondLife ? counted(secondLife) : []) {
+    const meaning = writeMeaning(write, roles);
+    second.set(meaning, (second.get(meaning) ?? 0) + 1);
+  }
+  const seen = new Map<string, number>();
+  return counted(reference)
+    .map((write, index): CrashLine => {
+      const meaning = writeMeaning(write, roles);
+      const occurrence = (seen.get(meaning) ?? 0) + 1;
+      seen.set(meaning, occurrence);
+      const other = second.get(meaning) ?? 0;
+      const unpaired = unpairedChild(roles, write);
+      const timing =
+        !unpaired && secondLife && other < occurrence
+          ? `a second fault-free life wrote "${meaning}" ${other === 0 ? "never" : `only ${other} time(s)`}, this one at least ${occurrence}: how often it is written depends on timing, so no scenario can count on it`
+          : undefined;
+      return {
+        ordinal: index + 1,
+        write,
+        id: occurrence === 1 ? meaning : `${meaning} (${ordinalWord(occurrence)})`,
+        meaning,
+        occurrence,
+        ...(timing ? { timing } : {}),
+        ...(unpaired ? { unpaired } : {}),
+      };
+    })
     .filter(({ write }) => !ignored.some((i) => i.group === write.group && i.resource === write.resource));
+}
+
+/** Why a write's object cannot be found in another life (a child of a kind whose names were not paired), or undefined. */
+function unpairedChild(roles: ChildRoles | undefined, write: WriteEntry): string | undefined {
+  if (!write.name || !unpairedResource(roles, write) || writeKey(roles, write) !== normalisedKey(write)) {
+    return undefined;
+  }
+  const name = normalisedName(write);
+  const unpaired = roles?.unpaired.find(
+    (u) => u.group === write.group && u.resource === write.resource && u.names.includes(name),
+  );
+  if (!unpaired) return undefined;
+  return `the write is to ${write.resource}/${write.name}, whose name the two reference lives could not pair (${unpaired.why}; ${unpaired.names.join(", ")}): no other life has a write of that name to crash after`;
+}
+
+/** Throws Inconclusive for a line no scenario can find (CrashLine.unpaired): before a scenario is opened for it. */
+export function assertFindable(line: CrashLine): void {
+  if (line.unpaired) throw new Inconclusive(line.unpaired);
 }
 
 /** Where a crash at a line left the scenario, as plain data. */
@@ -63,12 +163,20 @@ export async function crashAtLine(
   context: Pick<ObserveContext, "deps">,
   scenario: Scenario,
   line: CrashLine,
+  roles: ChildRoles | undefined,
 ): Promise<CrashOutcome> {
-  const fault = scenario.proxy.arm({
-    kind: "crash-after",
-    match: { namespace: scenario.namespace, ordinal: line.ordinal, excludeNoOps: true },
-    expect: expectedWrite(line.write),
-  });
+  // Lines recorded before meanings (no `meaning`) crash by position, as they did.
+  const fault = line.meaning
+    ? scenario.proxy.arm({
+        kind: "crash-after",
+        match: { namespace: scenario.namespace, nth: line.occurrence ?? 1, excludeNoOps: true },
+        select: (entry) => writeMeaning(entry, roles) === line.meaning,
+      })
+    : scenario.proxy.arm({
+        kind: "crash-after",
+        match: { namespace: scenario.namespace, ordinal: line.ordinal, excludeNoOps: true },
+        expect: expectedWrite(line.write),
+      });
   await scenario.startWithSample();
   const outcome = await untilFaultActs(context, scenario, () => fault.outcome(), "the crash");
   if (outcome.status === "not-reached") {
@@ -95,9 +203,24 @@ export function missedCrash(line: CrashLine, outcome: CrashOutcome): Judgement |
     case "crashed":
       return undefined;
     case "not-reached":
+      if (line.meaning && (line.write.subresource === "status" || (line.occurrence ?? 1) > 1)) {
+        // How often an operator writes its status, or writes the same thing again, varies with
+        // timing (a condition while its cache catches up): a life without that write has no line
+        // there. Nothing to judge, and no sign of a fault either.
+        return {
+          status: "skipped",
+          message: `this life never wrote "${line.meaning}" ${(line.occurrence ?? 1) === 1 ? "" : `${line.occurrence} times `}on its way to convergence, as the reference did: how often an operator writes its status or repeats a write varies with timing; nothing to crash after`,
+          evidence: {
+            writes: [expected, ...outcome.writes.map(writeEvidence)],
+            notes: ["first write: the reference's; the rest: this scenario's"],
+          },
+        };
+      }
       return {
         status: "inconclusive",
-        message: `the operator converged without a write ${line.ordinal} like the reference's; nothing to crash after`,
+        message: line.meaning
+          ? `the operator converged without writing "${line.meaning}" ${(line.occurrence ?? 1) === 1 ? "once" : `${line.occurrence} times`}, as the reference did; nothing to crash after`
+          : `the operator converged without a write ${line.ordinal} like the reference's; nothing to crash after`,
         evidence: {
           writes: [expected, ...outcome.writes.map(writeEvidence)],
           notes: ["first write: the reference's; the rest: this scenario's"],

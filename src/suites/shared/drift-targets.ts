@@ -14,8 +14,15 @@
 
 import { normalisedName } from "../../proxy/faults.js";
 import { secretHash } from "../../proxy/secret-redaction.js";
+import {
+  fits,
+  roleOf,
+  type ChildRole,
+  type ChildRoles,
+  type NameTemplate,
+} from "../../scenario/child-roles.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
-import { asRecord } from "../../util/records.js";
+import { asRecord, valueAt } from "../../util/records.js";
 
 /** A path into an object: keys, and list positions. */
 export type FieldPath = readonly (string | number)[];
@@ -40,20 +47,8 @@ export function formatPath(path: FieldPath): string {
     .join("");
 }
 
-/** The value at a path, or undefined. */
-export function valueAt(object: unknown, path: FieldPath): unknown {
-  let current = object;
-  for (const part of path) {
-    if (typeof part === "number") {
-      if (!Array.isArray(current)) return undefined;
-      current = current[part];
-    } else {
-      if (typeof current !== "object" || current === null || Array.isArray(current)) return undefined;
-      current = (current as Record<string, unknown>)[part];
-    }
-  }
-  return current;
-}
+// Where a child's value is read (the role comparisons read it too): util/records.ts.
+export { valueAt } from "../../util/records.js";
 
 /** A different valid value of the same type: numbers +1, strings suffixed, lists and maps extended, booleans flipped. */
 export function perturb(value: unknown): unknown {
@@ -135,12 +130,19 @@ function walkFields(
 
 /** The drift targets of one child, from its live object (with managedFields). */
 export function driftTargets(
-  child: { readonly kind: string; readonly object: unknown },
+  child: {
+    readonly kind: string;
+    readonly object: unknown;
+    /** The name the child goes by in every scenario (its role's: child-roles.ts); default its normalised name. */
+    readonly name?: string;
+    /** How that name varies with the life, when it does: a contract's target naming any life's name fits it. */
+    readonly template?: NameTemplate;
+  },
   selection: Selection,
 ): DriftTarget[] {
   const managed = operatorManagedPaths(child.object);
   const manages = (path: FieldPath) => managed.some((m) => formatPath(m) === formatPath(path));
-  const name = normalisedName({ name: text(valueAt(child.object, ["metadata", "name"])) });
+  const name = child.name ?? normalisedName({ name: text(valueAt(child.object, ["metadata", "name"])) });
   const candidates: FieldPath[] = [];
   const spec = valueAt(child.object, ["spec"]);
   if (child.kind === "Service") {
@@ -170,9 +172,14 @@ export function driftTargets(
     candidates.push(...managed.filter((path) => path[0] === "spec" || path[0] === "data"));
   }
   const targets: DriftTarget[] = [];
+  // A Secret's `data` holds base64: the perturbed value must be base64 too, or the server refuses it.
+  const perturbAt = (path: FieldPath, value: unknown) =>
+    child.kind === "Secret" && path[0] === "data" && typeof value === "string"
+      ? Buffer.from(`${Buffer.from(value, "base64").toString("utf8")}-drift`).toString("base64")
+      : perturb(value);
   for (const path of candidates) {
     const value = valueAt(child.object, path);
-    const perturbed = perturb(value);
+    const perturbed = perturbAt(path, value);
     if (value === undefined || perturbed === undefined) continue;
     targets.push({
       id: `${child.kind}/${name} ${formatPath(path)}`,
@@ -185,11 +192,10 @@ export function driftTargets(
   }
   for (const extra of selection.include) {
     const parsed = parseTargetId(extra);
-    if (!parsed || parsed.kind !== child.kind || (parsed.name !== undefined && parsed.name !== name))
-      continue;
+    if (!parsed || parsed.kind !== child.kind || !namesChild(parsed.name, name, child.template)) continue;
     if (targets.some((t) => formatPath(t.path) === formatPath(parsed.path))) continue;
     const value = valueAt(child.object, parsed.path);
-    const perturbed = perturb(value);
+    const perturbed = perturbAt(parsed.path, value);
     if (value === undefined || perturbed === undefined) continue;
     targets.push({
       id: `${child.kind}/${name} ${formatPath(parsed.path)}`,
@@ -200,14 +206,32 @@ export function driftTargets(
       perturbed,
     });
   }
-  return targets.filter((t) => !selection.exclude.some((pattern) => matchesTarget(pattern, t)));
+  return targets.filter(
+    (t) => !selection.exclude.some((pattern) => matchesTarget(pattern, t, child.template)),
+  );
 }
 
-/** "Service/spec.selector", "Service/web spec.ports[0].port" or "Deployment/spec.replicas" against a target. */
-export function matchesTarget(pattern: string, target: DriftTarget): boolean {
+/**
+ * Whether a contract's target names this child: no name names every child
+ * of the kind; otherwise its role's name ("orders-auth-*"), or a literal
+ * name of any life ("orders-auth-1a2b3c4d", a full UID in it or not) that
+ * fits the role's template.
+ */
+function namesChild(written: string | undefined, name: string, template: NameTemplate | undefined): boolean {
+  if (written === undefined || written === name) return true;
+  const normalised = normalisedName({ name: written });
+  return normalised === name || (template !== undefined && fits(template, normalised));
+}
+
+/**
+ * "Service/spec.selector", "Service/web spec.ports[0].port" or
+ * "Deployment/spec.replicas" against a target (of a child whose name
+ * varies as `template` says, when it does).
+ */
+export function matchesTarget(pattern: string, target: DriftTarget, template?: NameTemplate): boolean {
   const parsed = parseTargetId(pattern);
   if (!parsed || parsed.kind !== target.kind) return false;
-  if (parsed.name !== undefined && parsed.name !== target.name) return false;
+  if (!namesChild(parsed.name, target.name, template)) return false;
   const wanted = formatPath(parsed.path);
   const actual = formatPath(target.path);
   return actual === wanted || actual.startsWith(`${wanted}.`) || actual.startsWith(`${wanted}[`);
@@ -262,9 +286,11 @@ export function driftPatch(
 
 /** A child of a reference as one scenario's target, with its managed fields. */
 export interface ChildTarget {
-  /** "Service/hello": the child's kind and normalised name, the same in every scenario. */
+  /** "Service/hello", "Secret/orders-auth-*": the child's kind and role, the same in every scenario. */
   readonly name: string;
   readonly child: ReferenceChild;
+  /** Its role, when the reference learned one (child-roles.ts). */
+  readonly role?: ChildRole;
   /** Its managed fields in the reference (the drift targets of its object). */
   readonly fields: readonly DriftTarget[];
 }
@@ -278,13 +304,27 @@ export function childTargets(
   children: readonly ReferenceChild[],
   selection: Selection,
   none: string,
+  roles?: ChildRoles,
 ): ChildTarget[] | { readonly target: string; readonly skip: string } {
   if (children.length === 0) return { target: "children", skip: none };
-  return children.map((child) => ({
-    name: `${child.ref.kind}/${normalisedName(child.ref)}`,
-    child,
-    fields: driftTargets({ kind: child.ref.kind, object: child.object }, selection),
-  }));
+  return children.map((child) => {
+    const match = roleOf(roles, child.ref.kind, child.ref.name);
+    const name = match.status === "role" ? match.role.key : match.key;
+    return {
+      name,
+      child,
+      ...(match.status === "role" ? { role: match.role } : {}),
+      fields: driftTargets(
+        {
+          kind: child.ref.kind,
+          object: child.object,
+          name: name.slice(child.ref.kind.length + 1),
+          ...(match.status === "role" && match.role.template ? { template: match.role.template } : {}),
+        },
+        selection,
+      ),
+    };
+  });
 }
 
 /**

@@ -1,10 +1,27 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Contract } from "../../contract/load-contract.js";
-import { normalisedName, withoutUids } from "../../proxy/faults.js";
 import type { Evidence } from "../../report/report-model.js";
+import { normalisedName } from "../../proxy/faults.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
+import {
+  roleOf,
+  scenarioSubstitutions,
+  templateOf,
+  describeTemplate,
+  type ChildRole,
+  type ChildRoles,
+} from "../../scenario/child-roles.js";
+import {
+  isPerLife,
+  lifeValue,
+  maskPerLife,
+  perLifeWithin,
+  type ValuePath,
+} from "../../scenario/life-values.js";
+import { changesAfterCreate, createdWithout, writesOfChild } from "../../scenario/life-writes.js";
 import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
+import type { Judgement } from "../check.js";
 import { driftTargets, formatPath, shownValue, valueAt } from "./drift-targets.js";
 import type { ObjectKinds } from "./promised.js";
 
@@ -21,14 +38,77 @@ export interface EndStateComparison {
   }[];
   /** Fields the operator manages that differ from the reference (UIDs in values normalised). */
   readonly diffs: NonNullable<Evidence["diffs"]>;
+  /**
+   * Values the operator generates once per life that it changed again
+   * within this one ("Secret/orders-auth-* data.password: changed by write
+   * 9 after its create (write 5)…"): regenerated, not kept.
+   */
+  readonly regenerated: readonly string[];
+  /**
+   * Reference children with no live child of their role, while a live child
+   * of the same kind has a name no role could be given: which is which
+   * cannot be told, so neither is counted missing.
+   */
+  readonly unpaired: readonly {
+    readonly reference: string;
+    readonly live: readonly string[];
+    /** Why the names could not be paired. */
+    readonly why: string;
+  }[];
+  /**
+   * Managed fields that differ from the reference while the roles come from
+   * one life only (ChildRoles.oneLife): a value generated once per life
+   * cannot be told from a wrong one, so they are no failure, nor a pass.
+   */
+  readonly undecided: NonNullable<Evidence["diffs"]>;
   /** The live children compared. */
   readonly children: readonly ChildRecord[];
 }
 
+/** Whether the end state is the reference's, as far as the kit can tell (`unpaired` aside: unsureVerdict). */
 export function endStateMatches(comparison: EndStateComparison): boolean {
   return (
-    comparison.missing.length === 0 && comparison.duplicates.length === 0 && comparison.diffs.length === 0
+    comparison.missing.length === 0 &&
+    comparison.duplicates.length === 0 &&
+    comparison.diffs.length === 0 &&
+    comparison.regenerated.length === 0
   );
+}
+
+/**
+ * The inconclusive verdict of an end state that otherwise matched but has
+ * children the kit could not pair with the reference's, both names shown;
+ * undefined when every child was paired. Judges return it instead of a
+ * pass: a name it could not pair is never a failure, nor a pass.
+ */
+export function unpairedVerdict(
+  comparison: EndStateComparison,
+  evidence: Evidence = {},
+): Judgement | undefined {
+  const { unpaired, undecided } = comparison;
+  if (unpaired.length === 0 && undecided.length === 0) return undefined;
+  const pairs = unpaired.map((u) => `${u.reference} (reference) or ${u.live.join(", ")} (here): ${u.why}`);
+  const fields = undecided.map((d) => `${d.object} ${d.path}`);
+  const parts = [
+    ...(pairs.length > 0 ? [`cannot tell which child is which: ${pairs.join("; ")}`] : []),
+    ...(fields.length > 0
+      ? [
+          `${fields.join(", ")} differ from the reference, but with one reference life the kit cannot tell a value generated once per life from a wrong one`,
+        ]
+      : []),
+  ];
+  return {
+    status: "inconclusive",
+    message: parts.join("; "),
+    evidence: {
+      ...evidence,
+      ...(undecided.length > 0 ? { diffs: [...(evidence.diffs ?? []), ...undecided] } : {}),
+      notes: [
+        ...(evidence.notes ?? []),
+        "children compare by role: a name the same in two fault-free lives, or one whose varying part both lives showed",
+      ],
+    },
+  };
 }
 
 /** One sentence for a comparison that did not match. */
@@ -41,39 +121,107 @@ export function describeMismatch(comparison: EndStateComparison): string {
   if (comparison.diffs.length > 0) {
     parts.push(`${comparison.diffs.length} managed field(s) differ from the reference`);
   }
+  if (comparison.regenerated.length > 0) {
+    parts.push(`generated once per life but written anew: ${comparison.regenerated.join("; ")}`);
+  }
   return parts.join("; ");
+}
+
+/** What a comparison knows of the scenario beyond its live children. */
+export interface EndStateContext {
+  /** The roles the spec's reference learned (absent in observations recorded before them: names then compare normalised). */
+  readonly roles?: ChildRoles;
+  /** The scenario's writes (changedPaths): whether a per-life value was written anew. */
+  readonly writes?: readonly WriteEntry[];
 }
 
 /**
  * Compares the children the operator created in a scenario (those that still
  * exist, as observed) with the children of a spec's reference: matched by
- * kind and normalised name, the fields the operator manages compared on the
- * drift suite's targets (the values the operator sets, not what servers
- * default or controllers add), and counted per kind. Pure.
+ * role (child-roles.ts: their names, the life's identity read as such), the
+ * fields the operator manages compared on the drift suite's targets (the
+ * values the operator sets, not what servers default or controllers add),
+ * and counted per kind. A value the two reference lives show is generated
+ * once per life is not compared with the reference's but with what the
+ * operator wrote it as in this life: it must have kept it. Pure.
  */
 export function compareEndStates(
   live: readonly LiveChild[],
   reference: readonly ReferenceChild[],
   drift: Contract["drift"],
+  context: EndStateContext = {},
 ): EndStateComparison {
-  const key = (c: ChildRecord) => `${c.ref.kind}/${normalisedName(c.ref)}`;
+  const { roles } = context;
+  const match = (c: ChildRecord) => roleOf(roles, c.ref.kind, c.ref.name);
+  const key = (c: ChildRecord) => {
+    const m = match(c);
+    return m.status === "role" ? m.role.key : m.key;
+  };
+  const referenceKeys = new Set(reference.map(key));
+  // Live children no role of the reference names: candidates for a reference child nobody paired.
+  const strays = live.filter((c) => match(c).status !== "role" && !referenceKeys.has(key(c)));
+  const referenceNames = substitutionsOf(roles, reference);
+  const liveNames = substitutionsOf(roles, live);
   const missing: string[] = [];
+  const unpaired: { reference: string; live: string[]; why: string }[] = [];
   const diffs: NonNullable<Evidence["diffs"]>[number][] = [];
+  const regenerated: string[] = [];
   for (const expected of reference) {
     const now = live.find((c) => key(c) === key(expected));
+    const m = match(expected);
+    const role = m.status === "role" ? m.role : undefined;
     if (!now) {
-      missing.push(key(expected));
+      // A name learned as fixed that is not here is missing; one that may vary may be a stray's.
+      const sameKind = strays.filter((c) => c.ref.kind === expected.ref.kind);
+      const why = sameKind.length > 0 ? whyUnpairable(roles, expected, role, sameKind) : undefined;
+      if (why !== undefined) {
+        unpaired.push({
+          reference: key(expected),
+          live: sameKind.map((c) => `${c.ref.kind}/${c.ref.name}`),
+          why,
+        });
+      } else missing.push(key(expected));
       continue;
     }
-    for (const target of driftTargets({ kind: expected.ref.kind, object: expected.object }, drift)) {
-      const actual = valueAt(now.object, target.path);
-      if (!isDeepStrictEqual(withoutUids(actual), withoutUids(target.value))) {
-        const shown = (value: unknown) => shownValue(expected.ref.kind, target.path, value);
+    const comparable = (object: unknown, names: readonly (readonly [string, string])[]) =>
+      maskPerLife(lifeValue(object, namespaceOf(object), names), role?.perLife);
+    const expectedValues = comparable(expected.object, referenceNames);
+    const actualValues = comparable(now.object, liveNames);
+    const judgedAnew = new Set<string>();
+    const judgeAnew = (path: ValuePath) => {
+      if (judgedAnew.has(formatPath(path))) return;
+      judgedAnew.add(formatPath(path));
+      const anew = regeneration(now, role, path, context.writes ?? []);
+      if (anew) {
+        regenerated.push(
+          `${key(expected)} ${formatPath(path)}: changed by write ${anew.change.seq} after its create${anew.created === undefined ? "" : ` (write ${anew.created})`}, though two fault-free lives show it is generated once per life`,
+        );
+      }
+    };
+    const named = {
+      kind: expected.ref.kind,
+      object: expected.object,
+      // The contract's include and exclude name it as its role does, in every life.
+      ...(role ? { name: role.name } : {}),
+      ...(role?.template ? { template: role.template } : {}),
+    };
+    for (const target of driftTargets(named, drift)) {
+      const shown = (value: unknown) => shownValue(expected.ref.kind, target.path, value);
+      if (isPerLife(role?.perLife, target.path)) {
+        judgeAnew(target.path);
+        continue;
+      }
+      // A target that holds generated values (an env list with one generated variable) compares
+      // with them masked; each is judged on its own, as kept or written anew.
+      for (const inner of perLifeWithin(role?.perLife, target.path)) judgeAnew(inner);
+      const actual = valueAt(actualValues, target.path);
+      const wanted = valueAt(expectedValues, target.path);
+      if (!isDeepStrictEqual(actual, wanted)) {
         diffs.push({
           object: key(expected),
           path: formatPath(target.path),
-          expected: shown(target.value),
-          actual: shown(actual),
+          expected: shown(valueAt(expected.object, target.path)),
+          actual: shown(valueAt(now.object, target.path)),
         });
       }
     }
@@ -92,7 +240,90 @@ export function compareEndStates(
       now: now.length,
       names: now.map((c) => c.ref.name),
     }));
-  return { missing, duplicates, diffs, children: live };
+  // With one reference life nothing is known to be generated per life: a difference may be one.
+  const undecided = roles?.oneLife ? diffs : [];
+  return {
+    missing,
+    duplicates,
+    diffs: roles?.oneLife ? [] : diffs,
+    regenerated,
+    unpaired,
+    undecided,
+    children: live,
+  };
+}
+
+/**
+ * Why a reference child with no live child of its role may still be one of
+ * the live children of its kind that no role names (`strays`), or
+ * undefined when it is plainly missing: a name both reference lives had,
+ * absent here, is missing whatever else is there.
+ */
+function whyUnpairable(
+  roles: ChildRoles | undefined,
+  expected: ChildRecord,
+  role: ChildRole | undefined,
+  strays: readonly ChildRecord[],
+): string | undefined {
+  const { kind } = expected.ref;
+  const name = normalisedName({ name: expected.ref.name });
+  if (role?.template) {
+    return `its name varies with the life (${describeTemplate(role.template)} in two fault-free lives), and no child here fits that`;
+  }
+  const ambiguous = strays.find((c) => roleOf(roles, kind, c.ref.name).status === "ambiguous");
+  if (ambiguous) return `${kind}/${ambiguous.ref.name} fits the names of more than one role`;
+  if (roles?.oneLife)
+    return `${roles.oneLife}, so the kit could not learn whether ${kind} names vary with the life`;
+  // A child with no role, of a kind whose names the lives could not pair: one of those names, or a
+  // later spec's (its life has names of its own, which the spec-0 lives never showed).
+  const unpaired = role === undefined ? roles?.unpaired.find((u) => u.kind === kind) : undefined;
+  if (unpaired) return unpaired.why;
+  if (roles !== undefined && role === undefined) {
+    // A child the reference lives the roles were learned from did not have (a later spec's):
+    // whether its name varies is unknown; a live one whose name shares its fixed text may be it.
+    const related = strays.find((c) => {
+      const template = templateOf(name, normalisedName({ name: c.ref.name }));
+      return template !== undefined && template.prefix.length + template.suffix.length > 0;
+    });
+    if (related) {
+      return `the reference lives the roles were learned from had no ${kind}/${name}, so whether its name varies with the life is not known, and ${kind}/${related.ref.name} shares its fixed text`;
+    }
+  }
+  return undefined;
+}
+
+function substitutionsOf(roles: ChildRoles | undefined, children: readonly ChildRecord[]) {
+  return scenarioSubstitutions(
+    roles,
+    children.map((c) => ({ kind: c.ref.kind, name: c.ref.name })),
+  );
+}
+
+function namespaceOf(object: unknown): string {
+  const metadata = (object as { metadata?: { namespace?: unknown } } | undefined)?.metadata;
+  return typeof metadata?.namespace === "string" ? metadata.namespace : "";
+}
+
+/**
+ * Whether this life's operator wrote a per-life value anew: changed it
+ * (the write log's changedPaths) after the child's create more often than
+ * the reference lives show it fills it in (ChildRole.setAfterCreate: once).
+ * Changes after a kit write to the object are repairs, not counted.
+ */
+function regeneration(
+  child: LiveChild,
+  role: ChildRole | undefined,
+  path: readonly (string | number)[],
+  writes: readonly WriteEntry[],
+): { change: WriteEntry; created: number | undefined } | undefined {
+  const written = { group: child.group, resource: child.resource, name: child.ref.name, uid: child.uid };
+  const changes = changesAfterCreate(writes, written, path, child.object);
+  // One change is its generation when the reference lives fill it in after the create, or when
+  // this life's create left it unset (a stale view can make an operator create first and fill in later).
+  const filledIn = isPerLife(role?.setAfterCreate, path) || createdWithout(writes, written, path) === true;
+  const change = changes[filledIn ? 1 : 0];
+  if (!change) return undefined;
+  return { change, created: writesOfChild(writes, written).created?.seq };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { evaluateReadiness, type Readiness } from "../../contract/readiness.js";
-import { normalisedKey } from "../../proxy/faults.js";
+import { unpairedResource, writeKey, type ChildRoles } from "../../scenario/child-roles.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { SpecWrite } from "../../scenario/scenario.js";
 import { observedGenerationOf } from "../../contract/observed-generation.js";
@@ -92,15 +92,19 @@ export function childWritesOfSpec(
   );
 }
 
-/** The children that spec `spec` needed written: childWritesOfSpec, the first per normalisedKey. */
+/** The children that spec `spec` needed written: childWritesOfSpec, the first per role (writeKey). */
 export function requiredChildWrites(
-  reference: { readonly writes: readonly WriteEntry[]; readonly specWrites: readonly SpecWrite[] },
+  reference: {
+    readonly writes: readonly WriteEntry[];
+    readonly specWrites: readonly SpecWrite[];
+    readonly roles?: ChildRoles;
+  },
   spec: number,
   cr: CustomResourceKind,
 ): Map<string, WriteEntry> {
   const required = new Map<string, WriteEntry>();
   for (const entry of childWritesOfSpec(reference, spec, cr)) {
-    const key = normalisedKey(entry);
+    const key = writeKey(reference.roles, entry);
     if (!required.has(key)) required.set(key, entry);
   }
   return required;
@@ -131,6 +135,8 @@ export function earlyReadyClaims(input: {
   readonly required: (spec: number) => ReadonlyMap<string, WriteEntry>;
   readonly readiness: Readiness;
   readonly cr: CustomResourceKind;
+  /** Which child is which across lives: the scenario's writes key as the reference's. */
+  readonly roles?: ChildRoles;
 }): { readonly early: EarlyReadyClaim[]; readonly claims: number; readonly unjudged: number } {
   const early: EarlyReadyClaim[] = [];
   let claims = 0;
@@ -156,9 +162,15 @@ export function earlyReadyClaims(input: {
             !w.subresource &&
             (w.effect === "created" || w.effect === "changed"),
         )
-        .map(normalisedKey),
+        .map((w) => writeKey(input.roles, w)),
     );
-    const missing = [...input.required(set.spec).keys()].filter((key) => !done.has(key));
+    const required = [...input.required(set.spec)];
+    // A child whose name the reference lives could not pair cannot be told written or not here.
+    if (required.some(([key, w]) => !done.has(key) && unpairedResource(input.roles, w))) {
+      unjudged++;
+      continue;
+    }
+    const missing = required.map(([key]) => key).filter((key) => !done.has(key));
     if (missing.length > 0) early.push({ claim, generation: said.generation, spec: set.spec, missing });
   }
   return { early, claims, unjudged };

@@ -3,7 +3,8 @@ import type { WriteEntry } from "../../proxy/write-log.js";
 import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { defineCheck, type Judgement } from "../check.js";
-import { compareEndStates, describeMismatch, endStateMatches } from "../shared/end-state.js";
+import type { ChildRoles } from "../../scenario/child-roles.js";
+import { compareEndStates, describeMismatch, endStateMatches, unpairedVerdict } from "../shared/end-state.js";
 import { untilNothingLeft } from "../shared/fault-wait.js";
 import { heldList, specReference } from "./stale-views.js";
 
@@ -16,6 +17,10 @@ export type MissedIntermediateStateObservation =
       readonly released: WatchFaultProof;
       /** The children of the reference of the final spec. */
       readonly reference: readonly ReferenceChild[];
+      /** Which child is which across lives (the reference's roles). */
+      readonly roles?: ChildRoles;
+      /** How each convergence of the scenario was decided (Scenario.convergedBy). */
+      readonly convergedBy?: readonly string[];
       /** The operator's children after the convergence to the final spec. */
       readonly live: readonly LiveChild[];
       /** The operator's writes after the first update. */
@@ -95,8 +100,10 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
           stage: "converged",
           released,
           reference: reference.children,
+          ...(reference.roles ? { roles: reference.roles } : {}),
           live,
           writes: scenario.operatorWrites({ after: scenario.specWrites[1]?.seq ?? 0 }),
+          convergedBy: [...scenario.convergedBy],
           operatorLog: await scenario.operatorLog(10),
         };
       } finally {
@@ -117,11 +124,14 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
         evidence: { notes: proof },
       };
     }
-    const comparison = compareEndStates(observation.live, observation.reference, contract.drift);
+    // No writes: across spec updates a per-life value may change with the spec; only its role counts here.
+    const comparison = compareEndStates(observation.live, observation.reference, contract.drift, {
+      ...(observation.roles ? { roles: observation.roles } : {}),
+    });
     const evidence = {
       writes: observation.writes.map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-      notes: proof,
+      notes: [...proof, ...(observation.convergedBy ?? []).map((line) => `converged: ${line}`)],
     };
     if (!endStateMatches(comparison)) {
       return {
@@ -130,6 +140,8 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
         evidence: { ...evidence, operatorLog: observation.operatorLog },
       };
     }
+    const unsure = unpairedVerdict(comparison, evidence);
+    if (unsure) return unsure;
     return {
       status: "passed",
       message: `seeing only the last of ${updates} spec updates, it converged to the reference of update ${updates}`,

@@ -4,7 +4,7 @@ import type { WriteEntry } from "../../proxy/write-log.js";
 import { describeRef, liveChildObjects, writeEvidence } from "../../scenario/reference-state.js";
 import type { Scenario } from "../../scenario/scenario.js";
 import { defineCheck, type Judgement, type ObserveContext } from "../check.js";
-import { compareEndStates } from "../shared/end-state.js";
+import { compareEndStates, unpairedVerdict } from "../shared/end-state.js";
 import { untilNothingLeft } from "../shared/fault-wait.js";
 import { touch } from "../shared/touches.js";
 import {
@@ -102,6 +102,7 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
           touches,
           end: {
             reference: reference.children,
+            ...(reference.roles ? { roles: reference.roles } : {}),
             live,
             made: firstCreated,
             deletes: scenario.operatorWrites({ effect: "deleted" }),
@@ -115,7 +116,10 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
     },
   },
   judge({ resource, released, touches, end, writes, operatorLog }, contract): Judgement {
-    const comparison = compareEndStates(end.live, end.reference, contract.drift);
+    const comparison = compareEndStates(end.live, end.reference, contract.drift, {
+      ...(end.roles ? { roles: end.roles } : {}),
+      writes,
+    });
     const { problems, excused } = losses(contract, end, comparison);
     const evidence = {
       writes: writes.map(writeEvidence),
@@ -129,6 +133,8 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
         evidence: { ...evidence, operatorLog },
       };
     }
+    const unsure = unpairedVerdict(comparison, evidence);
+    if (unsure) return unsure;
     return {
       status: "passed",
       message: `with its ${resource} events held (${released.taken.length} event(s)) through ${touches} touch(es) of the custom resource, it duplicated nothing, deleted nothing${allowedByPromises(excused)} and converged to the reference`,

@@ -8,13 +8,14 @@ import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 import { defineCheck, type Judgement, type ObserveContext } from "../check.js";
 import {
+  assertFindable,
   crashAtLine,
   crashLines,
   missedCrash,
   type CrashLine,
   type CrashOutcome,
 } from "../shared/crash-lines.js";
-import { compareEndStates } from "../shared/end-state.js";
+import { compareEndStates, unpairedVerdict } from "../shared/end-state.js";
 import {
   allowedByPromises,
   childKinds,
@@ -88,14 +89,16 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
         };
   },
   targetName: (line) => line.id,
+  skipTarget: (line) => line.timing,
   observer: {
     scenario: "past",
     scenarioOf: (line) => `past-${line.ordinal}`,
     async observe(context, line) {
+      assertFindable(line);
       context.progress(`restart from the past before write ${line.id}`);
       const reference = specReference(context, 0);
       const scenario = await context.open();
-      const crash = await crashAtLine(context, scenario, line);
+      const crash = await crashAtLine(context, scenario, line, context.references.get(0)?.roles);
       if (crash.status !== "crashed") return { stage: "crash", line, crash };
       const { hit, kill } = crash;
       const revision = etcdRevision(hit.resourceVersion);
@@ -128,6 +131,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
         catchUp: held.map((proof, i) => ({ resource: holds[i]?.spec.resource ?? "?", proof })),
         end: {
           reference: reference.children,
+          ...(reference.roles ? { roles: reference.roles } : {}),
           live,
           made: scenario
             .operatorWrites({ effect: "created" })
@@ -166,7 +170,10 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
         evidence: { notes: proof },
       };
     }
-    const comparison = compareEndStates(end.live, end.reference, contract.drift);
+    const comparison = compareEndStates(end.live, end.reference, contract.drift, {
+      ...(end.roles ? { roles: end.roles } : {}),
+      writes,
+    });
     const { problems, excused } = losses(contract, end, comparison);
     const evidence = {
       writes: writes.map(writeEvidence),
@@ -180,6 +187,8 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
         evidence: { ...evidence, operatorLog },
       };
     }
+    const unsure = unpairedVerdict(comparison, evidence);
+    if (unsure) return unsure;
     return {
       status: "passed",
       message: `restarted with caches from resourceVersion ${history.resourceVersion} (before ${line.id}), it kept every object it had made${allowedByPromises(excused)} and converged to the reference`,

@@ -2,6 +2,7 @@ import type { Contract } from "../../contract/load-contract.js";
 import type { HistoricalReadProof } from "../../proxy/historical-reads.js";
 import type { WatchFaultProof } from "../../proxy/watch-faults.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
+import type { ChildRoles } from "../../scenario/child-roles.js";
 import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild, SpecReference } from "../../scenario/spec-references.js";
 import type { TargetContext } from "../check.js";
@@ -63,6 +64,8 @@ export function specReference(context: Pick<TargetContext, "references">, spec: 
 export interface StaleViewEnd {
   /** The children of the reference the end state must match. */
   readonly reference: readonly ReferenceChild[];
+  /** Which child is which across lives (the reference's roles). */
+  readonly roles?: ChildRoles;
   /** The operator's children as they are at the end. */
   readonly live: readonly LiveChild[];
   /** The operator's creates before the stale view: they must still be the same objects. */

@@ -61,6 +61,17 @@ describe("actionSettings", () => {
     );
   });
 
+  it("leaves an empty binaries input to RECONCILE_CONFORMANCE_BINARIES, as the CLI does; the input wins when set", () => {
+    const env = { RECONCILE_CONFORMANCE_BINARIES: "build" };
+    expect(actionSettings(reader({ cluster: "kwok" }).input, env).binaries).toBe("build");
+    expect(actionSettings(reader({ cluster: "kwok", binaries: "download" }).input, env).binaries).toBe(
+      "download",
+    );
+    expect(() => actionSettings(reader().input, { RECONCILE_CONFORMANCE_BINARIES: "fetch" })).toThrow(
+      'RECONCILE_CONFORMANCE_BINARIES: "fetch" is not a way to get the binaries',
+    );
+  });
+
   it("maps the defaults to a kind run that fails the step on violations", () => {
     const settings = actionSettings(reader().input);
     expect(settings.request.cluster).toEqual({ provider: "kind", nodeImage: undefined });

@@ -303,7 +303,17 @@ describe("init", () => {
 
   it("comments each field it writes with the contract schema's description of it", async () => {
     const fields = [
-      ...["operator", "command", "env", "passThroughEnv", "startTimeout", "crds", "sample", "updates"],
+      ...[
+        "operator",
+        "command",
+        "env",
+        "passThroughEnv",
+        "startTimeout",
+        "crds",
+        "sample",
+        "images",
+        "updates",
+      ],
       ...["readiness", "quietPeriod", "timeouts", "converge", "crdEstablished", "ignoreWrites", "drift"],
       ...["include", "exclude", "promises", "waivers"],
     ];

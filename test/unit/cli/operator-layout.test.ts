@@ -290,7 +290,7 @@ describe("operatorLayout", () => {
         crds: { flag: "nope", path: "/repo/nope", read: { error: unreadable("ENOENT") } },
       }),
       "init/no-crds",
-      "init: --crds nope: cannot read /repo/nope: ENOENT",
+      "init: --crds nope: cannot read /repo/nope: no such file or directory (ENOENT)",
     ],
     [
       "--crds, a directory without CRDs",
@@ -310,7 +310,7 @@ describe("operatorLayout", () => {
       "a layout file that cannot be read, named as the user sees it",
       repository({ ...KUBEBUILDER, "config/crd/bases/locked.yaml": unreadable("EACCES") }),
       "init/unreadable",
-      "init: config/crd/bases/locked.yaml: cannot read /repo/config/crd/bases/locked.yaml: EACCES",
+      "init: config/crd/bases/locked.yaml: cannot read /repo/config/crd/bases/locked.yaml: permission denied (EACCES)",
     ],
     [
       "YAML that does not parse: the file and the line",
@@ -333,7 +333,7 @@ describe("operatorLayout", () => {
         sample: { flag: "s.yaml", path: "/repo/s.yaml", read: { error: unreadable("ENOENT") } },
       }),
       "init/unreadable",
-      "init: --sample s.yaml: cannot read /repo/s.yaml: ENOENT",
+      "init: --sample s.yaml: cannot read /repo/s.yaml: no such file or directory (ENOENT)",
     ],
     [
       "--sample of two objects",

@@ -56,6 +56,17 @@ describe("parseClusterConfig", () => {
     expect(config).toMatchObject({ binDir: "/bins", workDir: "/cache/kwok" });
   });
 
+  it("takes kind's node image from RECONCILE_CONFORMANCE_KIND_NODE_IMAGE when none is given; a given one wins", () => {
+    const env = { homeDir: "/home/dev", env: { RECONCILE_CONFORMANCE_KIND_NODE_IMAGE: "local/node:v1" } };
+    expect(parseClusterConfig({ provider: "kind" }, env)).toMatchObject({ nodeImage: "local/node:v1" });
+    expect(parseClusterConfig({ provider: "kind", nodeImage: "mine:v2" }, env)).toMatchObject({
+      nodeImage: "mine:v2",
+    });
+    expect(parseClusterConfig({ provider: "kind" }, environment)).not.toHaveProperty("nodeImage");
+    // Not a setting of the other providers: the variable does not make them refuse.
+    expect(parseClusterConfig({ provider: "kwok" }, env)).not.toHaveProperty("nodeImage");
+  });
+
   it("uses the first file of KUBECONFIG for existing", () => {
     const config = parseClusterConfig(
       { provider: "existing" },

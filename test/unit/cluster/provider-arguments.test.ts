@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { KindProvider, kindCreateArgs, kindDeleteArgs } from "../../../src/cluster/kind-provider.js";
+import {
+  KindProvider,
+  kindCreateArgs,
+  kindDeleteArgs,
+  removeIfEmptyKubeconfig,
+} from "../../../src/cluster/kind-provider.js";
 import {
   KWOK_BINARIES,
   KWOK_PORT_OPTIONS,
@@ -17,7 +22,7 @@ import type { CommandResult, CommandRunner } from "../../../src/process/command-
 import { ephemeralPortRange } from "../../../src/cluster/port-reservation.js";
 import { pathExists } from "../../../src/util/files.js";
 import { silentLogger } from "../../../src/util/logger.js";
-import { mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
@@ -299,5 +304,31 @@ describe("KindProvider.delete", () => {
       ["get", "clusters"],
       ["delete", "cluster"],
     ]);
+  });
+});
+
+describe("removeIfEmptyKubeconfig", () => {
+  it("removes the kit's own kubeconfig once kind's delete emptied it, and keeps one that names other clusters", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "rc-kubeconfig-"));
+    // What kind leaves in the file it was given once the cluster is deleted.
+    const emptied = join(dir, "rc-run-1.kubeconfig");
+    await writeFile(
+      emptied,
+      'apiVersion: v1\nclusters: null\ncontexts: null\ncurrent-context: ""\nkind: Config\npreferences: {}\nusers: null\n',
+    );
+    const shared = join(dir, "shared.kubeconfig");
+    await writeFile(
+      shared,
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: other\n  cluster: { server: https://x }\ncontexts: []\nusers: []\n",
+    );
+    const blank = join(dir, "blank.kubeconfig");
+    await writeFile(blank, "");
+    for (const path of [emptied, shared, blank]) await removeIfEmptyKubeconfig(path);
+    expect([await pathExists(emptied), await pathExists(shared), await pathExists(blank)]).toEqual([
+      false,
+      true,
+      false,
+    ]);
+    await removeIfEmptyKubeconfig(join(dir, "never-written")); // nothing to remove: no error
   });
 });

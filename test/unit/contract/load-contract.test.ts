@@ -64,6 +64,7 @@ describe("loadContract", () => {
       crds: [{ file: join(dir, "crds/widget.yaml"), object: CRD }],
       sample: { file: join(dir, "sample.yaml"), object: SAMPLE },
       customResource: { group: "example.com", version: "v1", resource: "widgets", kind: "Widget" },
+      images: [],
       updates: [],
       readiness: { kind: "conditions" },
       quietPeriodMs: 1500,
@@ -206,6 +207,19 @@ describe("loadContract", () => {
     expect(await loadError({ ...minimal, operator })).toContain(message);
   });
 
+  it("takes the images to load into kind, and refuses one that is not an image reference", async () => {
+    const contract = await loadContract(
+      await contractDir({ ...minimal, images: ["example.com/web:ci", "pause"] }),
+    );
+    expect(contract.images).toEqual(["example.com/web:ci", "pause"]);
+    expect(await loadError({ ...minimal, images: ["web:ci", "Web:CI"] })).toContain(
+      "images[1]: expected a local image your workflow builds or pulls",
+    );
+    expect(await loadError({ ...minimal, images: "web:ci" })).toContain(
+      "images: expected a list of image references",
+    );
+  });
+
   it("loads the example operator's deployed-mode contract, whose manifests name one operator Deployment", async () => {
     const contract = await loadContract(join(exampleDir, "reconcile-conformance.deployed.yaml"));
     if (contract.operator.mode !== "deployed") throw new Error("expected operator.deploy");
@@ -291,7 +305,7 @@ describe("loadContract", () => {
 
   it("reports files that are missing, not CRDs, or do not serve the sample", async () => {
     expect(await loadError({ ...minimal, crds: ["crds/missing.yaml"] })).toMatch(
-      /crds\[0\]: cannot read .*crds\/missing\.yaml: ENOENT/,
+      /crds\[0\]: cannot read .*crds\/missing\.yaml: no such file or directory \(ENOENT\)/,
     );
     expect(await loadError({ ...minimal, crds: ["sample.yaml"] })).toContain(
       "crds[0]: sample.yaml holds no CustomResourceDefinition (kinds: Widget)",

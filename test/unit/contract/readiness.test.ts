@@ -51,6 +51,20 @@ describe("readiness: conditions", () => {
   });
 });
 
+describe("readiness: whether it states its generation", () => {
+  it("says so for a True about the current generation, and not for a True that names none", () => {
+    const conditions = { kind: "conditions" } as const;
+    expect(
+      evaluateReadiness(conditions, object({ observedGeneration: 2, conditions: [ready()] })).aboutGeneration,
+    ).toBe(true);
+    // The answer from before a spec update would read the same: the convergence waits for the update's delivery.
+    expect(evaluateReadiness(conditions, object({ conditions: [ready()] }))).toEqual({
+      ready: true,
+      reason: "Ready=True",
+    });
+  });
+});
+
 describe("readiness: CEL", () => {
   it("evaluates over the custom resource as self, whole numbers as ints", () => {
     const cel = compileCelReadiness("self.status.availableReplicas == self.spec.replicas");

@@ -1,7 +1,15 @@
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { isKitCredential, operatorEnvironment } from "../../../src/operator/operator-environment.js";
-import { proxyKubeconfig } from "../../../src/proxy/operator-kubeconfig.js";
+import {
+  proxyKubeconfig,
+  removeProxyToken,
+  REMOVED_TOKEN,
+  writeProxyKubeconfig,
+} from "../../../src/proxy/operator-kubeconfig.js";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { redactSecretBody, secretHash } from "../../../src/proxy/secret-redaction.js";
 import { stringify } from "yaml";
 
@@ -159,5 +167,30 @@ describe("proxyKubeconfig", () => {
       ],
       "current-context": "reconcile-conformance-proxy",
     });
+  });
+});
+
+describe("removeProxyToken", () => {
+  it("takes the token out of a written proxy kubeconfig and keeps the address and CA; leaves other files alone", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "rc-token-"));
+    const options = {
+      server: "https://127.0.0.1:4321",
+      certificateAuthority: "CA",
+      token: "s3cr3t",
+      user: "operator",
+    };
+    const path = await writeProxyKubeconfig(join(dir, "operator.kubeconfig"), options);
+    await removeProxyToken(path);
+    const text = await readFile(path, "utf8");
+    expect(text).not.toContain("s3cr3t");
+    expect(parse(text)).toEqual({
+      ...proxyKubeconfig(options),
+      users: [{ name: "operator", user: { token: REMOVED_TOKEN } }],
+    });
+    const other = join(dir, "notes.yaml");
+    await writeFile(other, "- a list\n");
+    await removeProxyToken(other);
+    expect(await readFile(other, "utf8")).toBe("- a list\n");
+    await removeProxyToken(join(dir, "gone")); // no file: nothing to do
   });
 });

@@ -193,6 +193,27 @@ describe("FaultPlan", () => {
     });
   });
 
+  it("crash-after with `select` takes the nth counted write it accepts, whatever its position", () => {
+    const log = new WriteLog();
+    const plan = new FaultPlan(log);
+    const armed = plan.arm({
+      kind: "crash-after",
+      match: { namespace: "ns", nth: 2, excludeNoOps: true },
+      select: (e) => e.subresource === "status",
+    });
+    const write = (fields: Partial<WriteEntry>) =>
+      entry(log, { namespace: "ns", verb: "update", code: 200, effect: "changed", ...fields });
+    expect(plan.takeAfter(write({ subresource: "status" }))).toBeUndefined(); // the first status write
+    expect(plan.takeAfter(write({}))).toBeUndefined(); // not a status write: not a candidate
+    expect(plan.takeAfter(write({ subresource: "status", effect: "no-op" }))).toBeUndefined(); // a no-op does not count
+    expect(plan.takeAfter(write({ subresource: "status", namespace: "other" }))).toBeUndefined(); // out of scope
+    const second = write({ subresource: "status" });
+    const taken = plan.takeAfter(second);
+    expect(taken?.id).toBe(armed.id);
+    taken?.fire({ hit: second });
+    expect(armed.outcome()).toMatchObject({ status: "reached", evidence: { hit: second } });
+  });
+
   it("reports failed when it could not act, and rejects fired", async () => {
     const plan = new FaultPlan(new WriteLog());
     const armed = plan.arm({ kind: "conflict-before", match: {} });

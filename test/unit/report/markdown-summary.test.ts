@@ -86,6 +86,14 @@ describe("renderMarkdownSummary", () => {
       "**Contract:** <code>examples/webapp-operator/reconcile-conformance.yaml</code> · **Cluster:** kwok (rc-1)",
     );
     expect(markdown).not.toContain("**Shard:**");
+    // Named from the job's workspace, as the annotations name it, when it lies under it.
+    const absolute = { ...report, contract: "/home/runner/work/r/r/op/reconcile-conformance.yaml" };
+    expect(renderMarkdownSummary(absolute, { baseDir: "/home/runner/work/r/r" })).toContain(
+      "**Contract:** <code>op/reconcile-conformance.yaml</code>",
+    );
+    expect(renderMarkdownSummary(absolute, { baseDir: "/elsewhere" })).toContain(
+      "**Contract:** <code>/home/runner/work/r/r/op/reconcile-conformance.yaml</code>",
+    );
     expect(renderMarkdownSummary({ ...report, shard: { index: 2, count: 3 } })).toContain(
       "**Shard:** 2 of 3",
     );

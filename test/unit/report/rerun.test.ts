@@ -28,6 +28,20 @@ describe("rerunCommand", () => {
     );
   });
 
+  it("keeps what decided the verdict: --strict (a SHOULD check fails only under it) and the kind node image", () => {
+    expect(
+      rerunCommand("/repo/c.yaml", "kind", "drift/managed-field#x", "/repo", {
+        strict: true,
+        nodeImage: "kindest/node:v1.35.4",
+      }),
+    ).toBe(
+      "npx reconcile-conformance run --config c.yaml --cluster kind --node-image kindest/node:v1.35.4 --scenario 'drift/managed-field#x' --strict --keep",
+    );
+    expect(rerunCommand("/repo/c.yaml", "kwok", "drift/managed-field#x", "/repo", { strict: false })).toBe(
+      "npx reconcile-conformance run --config c.yaml --cluster kwok --scenario 'drift/managed-field#x' --keep",
+    );
+  });
+
   it("is given to every scenario that did not pass, and to no other", () => {
     const { check, scenario } = reportFixture();
     const report = withRerunCommands(

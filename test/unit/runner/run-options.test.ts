@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { UsageError } from "../../../src/errors.js";
 import { prepareRun } from "../../../src/runner/run-options.js";
+import { ACTION_SETTINGS, CLI_SETTINGS } from "../../../src/runner/setting-names.js";
 import { exampleDir } from "../../support/webapp-example.js";
 
 const environment = { env: { RECONCILE_CONFORMANCE_CACHE: "/cache" }, homeDir: "/home/u" };
@@ -64,15 +65,52 @@ describe("prepareRun", () => {
     const action = await prepareRun(
       { config, cluster: { provider: "existing", kubeconfig: "/k" } },
       environment,
-      {
-        prefix: "input ",
-        parallel: "input parallel",
-        shard: "input shard",
-      },
+      ACTION_SETTINGS,
     ).catch((e: unknown) => e);
     expect((action as Error).message).toContain("needs input cluster kind (not existing)");
     const kind = await prepareRun({ config, cluster: { provider: "kind" } }, environment);
     expect(kind.config.contract.operator.mode).toBe("deployed");
+  });
+
+  it.each([
+    [CLI_SETTINGS, { suites: ["nosuch"] }, '--suite: unknown suite "nosuch": use cluster, '],
+    [ACTION_SETTINGS, { suites: ["nosuch"] }, 'input suites: unknown suite "nosuch": use cluster, '],
+    [
+      ACTION_SETTINGS,
+      { checks: ["drift/nosuch"] },
+      'input checks: unknown check "drift/nosuch": use one of ',
+    ],
+    [
+      ACTION_SETTINGS,
+      { config: "no-such-contract.yaml" },
+      "input config no-such-contract.yaml: cannot read the contract: no such file or directory (ENOENT)",
+    ],
+  ])(
+    "refuses a bad setting before anything starts, naming it as the front end spells it (%#)",
+    async (names, request, message) => {
+      const error = await prepareRun(
+        { config: example, cluster: { provider: "kwok" }, ...request },
+        environment,
+        names,
+      ).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toContain(message);
+    },
+  );
+
+  it("says when the default contract is missing, and how to name or write one", async () => {
+    const cwd = process.cwd();
+    process.chdir(await mkdtemp(join(tmpdir(), "rc-no-contract-")));
+    try {
+      const error = await prepareRun({ cluster: { provider: "kwok" } }, environment, ACTION_SETTINGS).catch(
+        (e: unknown) => e,
+      );
+      expect((error as Error).message).toBe(
+        "no contract given, and the default reconcile-conformance.yaml cannot be read: no such file or directory (ENOENT); name the contract with input config, or write one with `npx reconcile-conformance init`",
+      );
+    } finally {
+      process.chdir(cwd);
+    }
   });
 
   it.each([

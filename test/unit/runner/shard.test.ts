@@ -98,6 +98,16 @@ describe("mergeReports", () => {
     expect(merged.status).toBe("failed");
     expect(merged.durationMs).toBe(1200);
     expect(merged.startedAt).toBe("2026-11-30T05:01:00.000Z");
+    // Each shard ran in a cluster of its own: the merged report names them all.
+    expect(merged.cluster).toEqual({ provider: "kind", name: "rc-1, rc-2" });
+  });
+
+  it("links to the docs the shards linked to", () => {
+    const docsBaseUrl = "https://github.com/o/kit/blob/v1";
+    const [one, two] = [1, 2].map((i) => shardReport(i, 2, [sanity(i)], 100));
+    const withDocs = (s: ShardReport): ShardReport => ({ ...s, report: { ...s.report, docsBaseUrl } });
+    expect(mergeReports([withDocs(one!), withDocs(two!)]).docsBaseUrl).toBe(docsBaseUrl);
+    expect(mergeReports([one!, two!])).not.toHaveProperty("docsBaseUrl");
   });
 
   it("names a target that a shard left to the others and none ran", () => {

@@ -3,6 +3,8 @@ import {
   GIVE_UP_IDLE_MS,
   hasGivenUp,
   isQuiet,
+  updateDelivered,
+  updateRead,
   silentFor,
   type Silence,
 } from "../../../src/scenario/quiescence.js";
@@ -48,5 +50,59 @@ describe("quiescence", () => {
     [{ operatorIdleMs: GIVE_UP_IDLE_MS - 1, sinceStimulusMs: 60_000 }, false],
   ])("gives up after %o: %s", (silence, given) => {
     expect(hasGivenUp(silence)).toBe(given);
+  });
+});
+
+describe("updateDelivered", () => {
+  const widget = { group: "example.com", resource: "widgets", namespace: "ns", name: "w" };
+  const event = (resourceVersion: string, fields: Partial<typeof widget> = {}) => ({
+    ...widget,
+    ...fields,
+    resourceVersion,
+  });
+
+  it.each<[string, Parameters<typeof updateDelivered>[0], string, boolean]>([
+    ["the update's own event", [event("41"), event("57")], "57", true],
+    ["a later one (a coalesced watch skips the update's own)", [event("41"), event("60")], "57", true],
+    ["only events from before the update", [event("41"), event("56")], "57", false],
+    ["an event of another object at a later revision", [event("60", { name: "other" })], "57", false],
+    ["the same revision in another namespace", [event("57", { namespace: "elsewhere" })], "57", false],
+    ["opaque resource versions compare only as equal", [event("b")], "a", false],
+    ["nothing delivered", [], "57", false],
+  ])("%s", (_name, deliveries, resourceVersion, delivered) => {
+    expect(updateDelivered(deliveries, widget, resourceVersion)).toBe(delivered);
+  });
+});
+
+describe("updateRead", () => {
+  const widget = { group: "example.com", resource: "widgets", namespace: "ns", name: "w" };
+  const read = (fields: Partial<Parameters<typeof updateRead>[0][number]> = {}) => ({
+    verb: "list" as const,
+    group: "example.com",
+    resource: "widgets",
+    code: 200,
+    ...fields,
+  });
+
+  it.each<[string, Parameters<typeof updateRead>[0], boolean]>([
+    ["a consistent relist, cluster-wide", [read()], true],
+    ["a consistent list of its namespace", [read({ namespace: "ns" })], true],
+    ["a get of it", [read({ verb: "get", namespace: "ns", name: "w" })], true],
+    [
+      "a get of it from any cached state",
+      [read({ verb: "get", namespace: "ns", name: "w", resourceVersion: "0" })],
+      false,
+    ],
+    ["a list from the update's revision or later", [read({ resourceVersion: "57" })], true],
+    ["a list from any cached state", [read({ resourceVersion: "0" })], false],
+    ["a list from an older revision", [read({ resourceVersion: "41" })], false],
+    ["a filtered list", [read({ labelSelector: "team=a" })], false],
+    ["a list of another namespace", [read({ namespace: "elsewhere" })], false],
+    ["a get of another object", [read({ verb: "get", namespace: "ns", name: "other" })], false],
+    ["a refused list", [read({ code: 403 })], false],
+    ["a watch (its events count, not its start)", [read({ verb: "watch" })], false],
+    ["another resource", [read({ resource: "gadgets" })], false],
+  ])("%s", (_name, reads, seen) => {
+    expect(updateRead(reads, widget, "57")).toBe(seen);
   });
 });

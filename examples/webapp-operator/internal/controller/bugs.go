@@ -66,6 +66,14 @@ const (
 	// an update event's old and new objects, one change per event (replicas,
 	// else the rest), so an event that carries two changes loses one.
 	EventDiff Bug = "event-diff"
+	// RegenerateSecret is GeneratedSecret with the password kept only in the
+	// process's memory: a restarted operator generates another and writes it
+	// over the one the Secret has.
+	RegenerateSecret Bug = "regenerate-secret"
+	// UIDPrefixTakeover is UIDPrefixName with no owner reference and a lookup
+	// by label instead of by name: a recreated WebApp takes over the
+	// registration of its previous life, named from the previous UID.
+	UIDPrefixTakeover Bug = "uid-prefix-takeover"
 
 	// Heartbeat is not a mistake but a variant: a heartbeat a real operator
 	// may write on purpose. It stamps status.lastHeartbeatTime whenever the
@@ -73,6 +81,29 @@ const (
 	// reconciled again after HeartbeatInterval, so the status changes on a
 	// timer while nothing else does. Everything else is the reference.
 	Heartbeat Bug = "heartbeat"
+
+	// The variants below are styles of other operators the kit must judge as
+	// correct as the reference. Each changes one habit and nothing else.
+
+	// UIDPrefixName names the registration registration-<first 8 hex digits
+	// of the WebApp's UID> (names are limited to 63 characters).
+	UIDPrefixName Bug = "uid-prefix-name"
+	// HashName names the registration registration-<first 10 hex digits of
+	// the SHA-256 of namespace/name>.
+	HashName Bug = "hash-name"
+	// GeneratedSecret adds a fourth child, the Secret <name>-auth, whose
+	// password is generated at random when it is created and kept for the
+	// Secret's life: never regenerated, never compared with anything.
+	GeneratedSecret Bug = "generated-secret"
+	// StatusJitter stands for an operator whose number of status writes
+	// varies with timing: while the Deployment is not yet available, a
+	// reconcile may (at random, as timing would) add a transient
+	// Degraded=True condition, removed once the Deployment is available.
+	StatusJitter Bug = "status-jitter"
+	// ApplyChild creates and repairs the registration with server-side apply
+	// (an apply that creates it is a create) when it differs, instead of
+	// create and update.
+	ApplyChild Bug = "apply-child"
 )
 
 // HeartbeatInterval is how often the Heartbeat variant refreshes
@@ -84,12 +115,16 @@ var AllBugs = []Bug{
 	GenerateName, IgnoreAlreadyExists, DeepEqualUpdate, StatusEveryReconcile, StaleRetry,
 	BlindOverwrite, RecreateOnDrift, NoDriftRepair, ReplaceWholeObject, NameWithoutUID,
 	CrashGap, EarlyReady, StaleStatusGeneration, TimestampInTemplate, RecreateOnAlreadyExists,
-	EventDiff,
+	EventDiff, RegenerateSecret, UIDPrefixTakeover,
 }
 
 // Variants lists the legitimate alternatives to the reference behaviour:
-// selected like a mutant, but correct, so not in the kill matrix.
-var Variants = []Bug{Heartbeat}
+// selected like a mutant, but correct. The kill matrix lists each but the
+// heartbeat under `variants`: every check must pass on them.
+var Variants = []Bug{Heartbeat, UIDPrefixName, HashName, GeneratedSecret, StatusJitter, ApplyChild}
+
+// generatesSecret: the Bugs with the <name>-auth Secret.
+func (b Bug) generatesSecret() bool { return b == GeneratedSecret || b == RegenerateSecret }
 
 // ParseBug validates a --bug / WEBAPP_BUG value: a mutant or a variant.
 func ParseBug(value string) (Bug, error) {

@@ -17,8 +17,13 @@ func TestParseBug(t *testing.T) {
 			t.Errorf("ParseBug(%q) = %q, %v", bug, got, err)
 		}
 	}
-	if len(AllBugs) != 16 {
-		t.Errorf("%d mutants, the README's table has 16", len(AllBugs))
+	if len(AllBugs) != 18 {
+		t.Errorf("%d mutants, the README's table has 18", len(AllBugs))
+	}
+	for _, bug := range Variants {
+		if got, err := ParseBug(string(bug)); err != nil || got != bug || slices.Contains(AllBugs, bug) {
+			t.Errorf("ParseBug(%q) = %q, %v; in AllBugs: %v", bug, got, err, slices.Contains(AllBugs, bug))
+		}
 	}
 	// A variant is selected the same way but is no mutant: the kill matrix never lists it.
 	if got, err := ParseBug("heartbeat"); err != nil || got != Heartbeat || slices.Contains(AllBugs, Heartbeat) {

@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"slices"
 	"strconv"
@@ -45,10 +48,60 @@ func childLabels(app *demov1.WebApp) map[string]string {
 // owner's UID so a WebApp deleted and recreated under the same name never
 // adopts the registration of its previous life.
 func registrationName(app *demov1.WebApp, bug Bug) string {
-	if bug == NameWithoutUID {
+	switch bug {
+	case NameWithoutUID:
 		return "registration-" + app.Name
+	case UIDPrefixName, UIDPrefixTakeover:
+		return "registration-" + string(app.UID)[:8]
+	case HashName:
+		sum := sha256.Sum256([]byte(app.Namespace + "/" + app.Name))
+		return "registration-" + hex.EncodeToString(sum[:])[:10]
 	}
 	return "registration-" + string(app.UID)
+}
+
+// secretName is the GeneratedSecret variant's credentials Secret.
+func secretName(app *demov1.WebApp) string { return app.Name + "-auth" }
+
+// newPassword is a password generated once: 16 random bytes in hex.
+func newPassword() []byte {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return []byte(hex.EncodeToString(b))
+}
+
+// desiredSecret: the user is fixed; the password is `password` (a new one
+// when the Secret is created, or RegenerateSecret's remembered one).
+func desiredSecret(app *demov1.WebApp, password []byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: secretName(app), Namespace: app.Namespace, Labels: childLabels(app)},
+		Data:       map[string][]byte{"user": []byte("webapp"), "password": password},
+	}
+}
+
+// syncSecret keeps the user as it must be and a password the Secret has as
+// it is: generated once, it is never written again. Only a missing one is
+// generated (RegenerateSecret: `remembered` replaces whatever is there).
+func syncSecret(live, desired *corev1.Secret, remembered []byte) bool {
+	changed := syncLabels(&live.ObjectMeta, desired.Labels)
+	if live.Data == nil {
+		live.Data = map[string][]byte{}
+	}
+	if string(live.Data["user"]) != string(desired.Data["user"]) {
+		live.Data["user"] = desired.Data["user"]
+		changed = true
+	}
+	switch {
+	case remembered != nil && string(live.Data["password"]) != string(remembered):
+		live.Data["password"] = remembered
+		changed = true
+	case len(live.Data["password"]) == 0:
+		live.Data["password"] = newPassword()
+		changed = true
+	}
+	return changed
 }
 
 func (r *Reconciler) desiredDeployment(app *demov1.WebApp) *appsv1.Deployment {

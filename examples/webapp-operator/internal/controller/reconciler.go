@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,6 +46,23 @@ type Reconciler struct {
 
 	// pending is EventDiff's memory of what each WebApp's events said changed.
 	pending pendingChanges
+	// passwords is RegenerateSecret's memory of the password of each WebApp: its mistake is
+	// that it is only here, so a restarted operator has none and generates another.
+	passwords   map[types.UID][]byte
+	passwordsMu sync.Mutex
+}
+
+// rememberedPassword is RegenerateSecret's password for app, generated the first time this process asks.
+func (r *Reconciler) rememberedPassword(app *demov1.WebApp) []byte {
+	r.passwordsMu.Lock()
+	defer r.passwordsMu.Unlock()
+	if r.passwords == nil {
+		r.passwords = map[types.UID][]byte{}
+	}
+	if r.passwords[app.UID] == nil {
+		r.passwords[app.UID] = newPassword()
+	}
+	return r.passwords[app.UID]
 }
 
 // SetupWithManager watches WebApps and the children they own, so drift of a
@@ -56,12 +78,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			Watches(&corev1.ConfigMap{}, r.childEvents("ConfigMap")).
 			Complete(r)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	builder := ctrl.NewControllerManagedBy(mgr).
 		For(&demov1.WebApp{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
-		Owns(&corev1.ConfigMap{}).
-		Complete(r)
+		Owns(&corev1.ConfigMap{})
+	if r.Bug.generatesSecret() {
+		builder = builder.Owns(&corev1.Secret{})
+	}
+	return builder.Complete(r)
 }
 
 // observation is what the children look like after this reconcile's writes.
@@ -176,15 +201,47 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, 
 		}
 	}
 
+	registration := r.desiredRegistration(app)
+	if r.Bug == UIDPrefixTakeover {
+		// The mistake: whatever registration carries this WebApp's labels is its own, whichever life made it.
+		var found corev1.ConfigMapList
+		if err := r.Client.List(ctx, &found, client.InNamespace(app.Namespace), client.MatchingLabels(childLabels(app))); err != nil {
+			return observed, err
+		}
+		if len(found.Items) > 0 {
+			registration.Name = found.Items[0].Name
+		}
+	}
 	_, _, err = r.ensureChild(ctx, app, child{
 		kind:    "ConfigMap",
-		desired: r.desiredRegistration(app),
+		desired: registration,
 		empty:   func() client.Object { return &corev1.ConfigMap{} },
 		sync: func(live, desired client.Object) bool {
 			return syncRegistration(live.(*corev1.ConfigMap), desired.(*corev1.ConfigMap))
 		},
-		// NameWithoutUID's mistake: an unowned registration, so nothing ties it to this life of the WebApp.
-		owned:   r.Bug != NameWithoutUID,
+		// NameWithoutUID's and UIDPrefixTakeover's mistake: an unowned registration, so nothing
+		// ties it to this life of the WebApp.
+		owned:   r.Bug != NameWithoutUID && r.Bug != UIDPrefixTakeover,
+		changes: changes,
+	})
+	if err := note(err); err != nil || !r.Bug.generatesSecret() {
+		return observed, err
+	}
+
+	var remembered []byte
+	password := newPassword()
+	if r.Bug == RegenerateSecret {
+		remembered = r.rememberedPassword(app)
+		password = remembered
+	}
+	_, _, err = r.ensureChild(ctx, app, child{
+		kind:    "Secret",
+		desired: desiredSecret(app, password),
+		empty:   func() client.Object { return &corev1.Secret{} },
+		sync: func(live, desired client.Object) bool {
+			return syncSecret(live.(*corev1.Secret), desired.(*corev1.Secret), remembered)
+		},
+		owned:   true,
 		changes: changes,
 	})
 	return observed, note(err)
@@ -212,6 +269,10 @@ func (r *Reconciler) ensureChild(ctx context.Context, app *demov1.WebApp, c chil
 		if err := controllerutil.SetControllerReference(app, c.desired, r.Scheme); err != nil {
 			return nil, false, err
 		}
+	}
+
+	if r.Bug == ApplyChild && c.kind == "ConfigMap" {
+		return r.applyChild(ctx, app, c, key)
 	}
 
 	if r.Bug == IgnoreAlreadyExists && c.kind == "Service" {
@@ -282,6 +343,39 @@ func (r *Reconciler) ensureChild(ctx context.Context, app *demov1.WebApp, c chil
 	}
 	updated, err := r.updateChild(ctx, app, c, key, live)
 	return updated, false, err
+}
+
+// applyChild is the ApplyChild variant's ensureChild for the registration:
+// read it, and when it is missing or a managed field differs, apply the
+// fields this operator owns with server-side apply (which creates it when
+// missing). Other writers' fields stay theirs.
+func (r *Reconciler) applyChild(ctx context.Context, app *demov1.WebApp, c child, key client.ObjectKey) (client.Object, bool, error) {
+	live := c.empty()
+	err := r.Client.Get(ctx, key, live)
+	missing := apierrors.IsNotFound(err)
+	if err != nil && !missing {
+		return nil, false, err
+	}
+	if !missing {
+		if err := r.checkIdentity(app, c, live); err != nil {
+			return nil, false, err
+		}
+		if !c.sync(live.DeepCopyObject().(client.Object), c.desired) && metav1.GetControllerOf(live) != nil {
+			return live, false, nil
+		}
+	}
+	desired := c.desired.(*corev1.ConfigMap)
+	apply := corev1ac.ConfigMap(desired.Name, desired.Namespace).
+		WithLabels(desired.Labels).
+		WithData(desired.Data).
+		WithOwnerReferences(metav1ac.OwnerReference().
+			WithAPIVersion(demov1.GroupVersion.String()).WithKind("WebApp").
+			WithName(app.Name).WithUID(app.UID).
+			WithController(true).WithBlockOwnerDeletion(true))
+	if err := r.Client.Apply(ctx, apply, client.FieldOwner("webapp-operator"), client.ForceOwnership); err != nil {
+		return nil, false, err
+	}
+	return desired, missing, nil
 }
 
 // updateChild writes the managed fields onto the live child. The first try
@@ -387,6 +481,20 @@ func (r *Reconciler) desiredStatus(app *demov1.WebApp, current demov1.WebAppStat
 		return next
 	}
 	meta.SetStatusCondition(&next.Conditions, ready)
+	if r.Bug == StatusJitter {
+		// The variant: a transient condition that timing (here: chance) decides to write or not,
+		// at most once while the Deployment is not available, gone once it is.
+		degraded := meta.FindStatusCondition(next.Conditions, conditionDegraded)
+		switch {
+		case ready.Status == metav1.ConditionTrue:
+			meta.RemoveStatusCondition(&next.Conditions, conditionDegraded)
+		case degraded == nil && rand.IntN(2) == 0:
+			meta.SetStatusCondition(&next.Conditions, metav1.Condition{
+				Type: conditionDegraded, Status: metav1.ConditionTrue, Reason: "Settling",
+				Message: "the Deployment is not available yet", ObservedGeneration: app.Generation, LastTransitionTime: now,
+			})
+		}
+	}
 	return next
 }
 
@@ -431,5 +539,8 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, app *demov1.WebApp, ob
 func (r *Reconciler) now() metav1.Time {
 	return metav1.NewTime(r.Clock.Now().UTC().Truncate(1e9))
 }
+
+// conditionDegraded is written only by the StatusJitter variant.
+const conditionDegraded = "Degraded"
 
 func ptr[T any](v T) *T { return &v }

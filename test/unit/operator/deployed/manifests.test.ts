@@ -153,7 +153,9 @@ describe("renderManifests", () => {
       renderManifests({ manifests: ["z.yaml", "nope"] }, { runner: noRunner, contractDir: dir }),
     );
     expect(missing).toBeInstanceOf(UsageError);
-    expect(missing.message).toBe(`operator.deploy.manifests[1]: cannot read ${join(dir, "nope")}: ENOENT`);
+    expect(missing.message).toBe(
+      `operator.deploy.manifests[1]: cannot read ${join(dir, "nope")}: no such file or directory (ENOENT)`,
+    );
 
     await mkdir(join(dir, "empty"), { recursive: true });
     const empty = await caught(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { labelSelectorQuery } from "../../../../src/operator/deployed/pod-tracker.js";
+import { crashVictim, labelSelectorQuery, type OperatorPod } from "../../../../src/operator/deployed/pod-tracker.js";
 
 describe("labelSelectorQuery", () => {
   it("writes matchLabels as equality terms", () => {
@@ -24,5 +24,21 @@ describe("labelSelectorQuery", () => {
 
   it("selects everything for an empty selector (the owner chain still narrows it)", () => {
     expect(labelSelectorQuery({})).toBe("");
+  });
+});
+
+describe("crashVictim", () => {
+  const pod = (name: string, phase = "Pending"): OperatorPod => ({ name, uid: `uid-${name}`, phase, running: false });
+
+  it("is the only live Pod, even while its status still says Pending", () => {
+    expect(crashVictim([pod("op-1")])?.name).toBe("op-1");
+  });
+
+  it("is nobody when several Pods live and none runs: there is no telling which one wrote", () => {
+    expect(crashVictim([pod("op-1"), pod("op-2")])).toBeUndefined();
+  });
+
+  it("is nobody without a Pod", () => {
+    expect(crashVictim([])).toBeUndefined();
   });
 });

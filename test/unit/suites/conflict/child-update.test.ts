@@ -242,7 +242,7 @@ describe("conflict/child-update judge", () => {
     const passed = childUpdate.judge(raced(), contract);
     expect(passed.evidence?.writes?.map((w) => (w as { seq: number }).seq)).toEqual([10, 11, 12]);
     expect(passed.evidence?.notes).toEqual([
-      `the kit wrote ${ANNOTATION}=${VALUE} on deployments/web (write #10, answered 200) just before the operator's update #11, which carried resourceVersion 100 and was answered 409 Conflict`,
+      `while the operator converged update 1, the kit wrote ${ANNOTATION}=${VALUE} on deployments/web (write #10, answered 200) just before the operator's update #11, which carried resourceVersion 100 and was answered 409 Conflict`,
     ]);
     expect(passed.evidence?.operatorLog).toBeUndefined();
     expect(childUpdate.judge(raced({ live: deployment() }), contract).evidence?.operatorLog).toEqual([
@@ -256,7 +256,7 @@ describe("conflict/child-update judge", () => {
       childUpdate.judge(raced({ hit: unconditioned, objectWrites: [unconditioned] }), contract).evidence
         ?.notes,
     ).toEqual([
-      `the kit wrote ${ANNOTATION}=${VALUE} on deployments/web (write #10, answered 200) just before the operator's update #11, which carried no resourceVersion (the proxy applied it on the state it read, after the kit's write, in 2 attempt(s)) and was answered 200`,
+      `while the operator converged update 1, the kit wrote ${ANNOTATION}=${VALUE} on deployments/web (write #10, answered 200) just before the operator's update #11, which carried no resourceVersion (the proxy applied it on the state it read, after the kit's write, in 2 attempt(s)) and was answered 200`,
       "no precondition writes",
     ]);
     const lagged = raced({

@@ -95,6 +95,38 @@ describe("drift/deleted-child judge", () => {
     ]);
   });
 
+  it("reads each life's values in its own terms: the namespace, UIDs and life-dependent names in a value are the reference's", () => {
+    const dns = {
+      id: "Service/hello spec.selector.target",
+      kind: "Service",
+      name: "hello",
+      path: ["spec", "selector", "target"],
+      value: "db-1a2b.ref-ns.svc",
+      perturbed: "x",
+    };
+    const recreatedWith = (target: string): Recreation => ({
+      outcome: "recreated",
+      object: { kind: "Service", metadata: { name: "hello", uid: "uid-2" }, spec: { selector: { target } } },
+    });
+    const judged = (target: string, readings: DeletedChildObservation["readings"]) =>
+      deletedChild.judge({ ...observation(recreatedWith(target)), fields: [dns], readings }, contract).status;
+    const readings = {
+      reference: { namespace: "ref-ns", names: [["db-1a2b", "<Service/db-*>"]] as [string, string][] },
+      here: { namespace: "rc-drift-deleted-9", names: [["db-77ff", "<Service/db-*>"]] as [string, string][] },
+    };
+    expect(judged("db-77ff.rc-drift-deleted-9.svc", readings)).toBe("passed");
+    expect(judged("db-77ff.ref-ns.svc", readings)).toBe("failed");
+    // Recorded before readings: compared as they are.
+    expect(judged("db-77ff.rc-drift-deleted-9.svc", undefined)).toBe("failed");
+    // With one reference life, a differing value may be one generated per life.
+    const oneLife = deletedChild.judge(
+      { ...observation(recreated("other")), oneLife: "the second reference life did not converge" },
+      contract,
+    );
+    expect(oneLife.status).toBe("inconclusive");
+    expect(oneLife.evidence?.diffs).toHaveLength(1);
+  });
+
   it("has nothing to delete when the reference has no child", () => {
     const empty: SpecReference = {
       spec: 0,

@@ -29,8 +29,8 @@ describe("crash-after-create: its targets", () => {
     if ("skip" in targets) throw new Error(targets.skip);
     const lines = targets;
     expect(lines.map((t) => crashAfterCreate.targetName(t))).toEqual([
-      "#1 create services/hello",
-      "#3 create configmaps/c",
+      "create services/hello",
+      "create configmaps/c",
     ]);
     expect(lines[0]?.reference).toHaveLength(1);
   });
@@ -44,8 +44,9 @@ describe("crash-after-create: its targets", () => {
     const others = crashAfterWrite.targets(applies);
     if ("skip" in creates) throw new Error(creates.skip);
     if ("skip" in others) throw new Error(others.skip);
-    expect(creates.map((t) => crashAfterCreate.targetName(t))).toEqual(["#1 patch services/hello"]);
-    expect(others.map((t) => crashAfterWrite.targetName(t))).toEqual(["#2 patch services/hello"]);
+    // A create is a create whatever its verb: its meaning, which the crash's fault selects by, reads so.
+    expect(creates.map((t) => crashAfterCreate.targetName(t))).toEqual(["create services/hello"]);
+    expect(others.map((t) => crashAfterWrite.targetName(t))).toEqual(["patch services/hello"]);
   });
 
   it("is skipped when the operator created nothing", () => {

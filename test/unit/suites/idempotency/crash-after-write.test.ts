@@ -21,8 +21,8 @@ describe("crash-after-write: its targets", () => {
     );
     if ("skip" in targets) throw new Error(targets.skip);
     expect(targets.map((t) => crashAfterWrite.targetName(t))).toEqual([
-      "#2 update services/hello",
-      "#4 update webapps/hello/status",
+      "update services/hello",
+      "update webapps/hello/status",
     ]);
   });
 

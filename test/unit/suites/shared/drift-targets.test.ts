@@ -9,6 +9,7 @@ import {
   perturb,
   shownValue,
 } from "../../../../src/suites/shared/drift-targets.js";
+import { templateOf } from "../../../../src/scenario/child-roles.js";
 
 const none = { include: [], exclude: [] };
 
@@ -118,6 +119,25 @@ describe("driftTargets", () => {
         { include: ["Service/other spec.ports[0].name"], exclude: [] },
       ).map((t) => t.id),
     ).not.toContain("Service/web spec.ports[0].name");
+  });
+
+  it("a child whose name varies with the life answers to its role's name and to any life's literal name", () => {
+    const named = (name: string) => ({ ...service, metadata: { ...service.metadata, name } });
+    const template = templateOf("web-1a2b3c4d", "web-9f8e7d6c");
+    if (!template) throw new Error("no template");
+    const child = { kind: "Service", object: named("web-1a2b3c4d"), name: "web-*", template };
+    const ids = (selection: { include: string[]; exclude: string[] }) =>
+      driftTargets(child, selection).map((t) => t.id);
+    for (const name of ["web-*", "web-1a2b3c4d", "web-00ff00ff"]) {
+      expect(ids({ include: [`Service/${name} spec.ports[0].name`], exclude: [] })).toContain(
+        "Service/web-* spec.ports[0].name",
+      );
+      expect(ids({ include: [], exclude: [`Service/${name} spec.ports`] })).toEqual([
+        "Service/web-* spec.selector.app",
+      ]);
+    }
+    // A name that does not fit the template is another child's.
+    expect(ids({ include: [], exclude: ["Service/db-1a2b3c4d spec.ports"] })).toHaveLength(3);
   });
 });
 

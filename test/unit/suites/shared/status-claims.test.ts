@@ -194,6 +194,30 @@ describe("earlyReadyClaims", () => {
   });
 });
 
+describe("earlyReadyClaims with children the reference lives could not pair", () => {
+  it("does not judge a claim whose missing child is of a resource with unpaired names", () => {
+    seq = 300;
+    const specWrites = [{ spec: 0, seq: 300, generation: 1 }];
+    // The reference wrote Secret s-1a2b; this life wrote s-9f8e: the lives could not pair them.
+    const referenceWrites = [
+      write({ verb: "create", effect: "created", code: 201, group: "", resource: "secrets", name: "s-1a2b" }),
+    ];
+    const writes = [
+      write({ verb: "create", effect: "created", code: 201, group: "", resource: "secrets", name: "s-9f8e" }),
+      write(status("True", 1)),
+    ];
+    const roles = {
+      roles: [],
+      unpaired: [{ kind: "Secret", group: "", resource: "secrets", names: ["s-1a2b", "s-9f8e"], why: "…" }],
+    };
+    const required = () => requiredChildWrites({ writes: referenceWrites, specWrites, roles }, 0, CR);
+    const input = { writes, specWrites, required, readiness: conditions, cr: CR };
+    expect(earlyReadyClaims({ ...input, roles })).toEqual({ early: [], claims: 1, unjudged: 1 });
+    // Without the roles the names are compared as they are: the claim reads as early.
+    expect(earlyReadyClaims(input).early).toHaveLength(1);
+  });
+});
+
 describe("childUpdateTargets", () => {
   it("takes the first effective update or patch per child kind after update 1, never a create or the custom resource", () => {
     seq = 0;

@@ -301,7 +301,7 @@ describe("staleness/restart-from-the-past targets", () => {
       references: new Map([[0, reference([serviceCreate(1, "web", "a"), writeEntry({ seq: 2 })])]]),
     });
     expect("skip" in targets ? targets : targets.map((t) => restartFromThePast.targetName(t))).toEqual([
-      "#1 create services/web",
+      "create services/web",
     ]);
   });
 

@@ -1,0 +1,436 @@
+import { describe, expect, it } from "vitest";
+import { secretHash } from "../../../../src/proxy/secret-redaction.js";
+import { learnRoles } from "../../../../src/scenario/child-roles.js";
+import type { LiveChild } from "../../../../src/scenario/reference-state.js";
+import {
+  compareEndStates,
+  endStateMatches,
+  unpairedVerdict,
+} from "../../../../src/suites/shared/end-state.js";
+import { writeEntry } from "../../../support/write-entry.js";
+
+const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+/** A Secret the operator made: data.password and data.user, both fields it manages. */
+function secret(name: string, namespace: string, password: string, user = "admin"): LiveChild {
+  return {
+    ref: { apiVersion: "v1", kind: "Secret", name, namespace },
+    group: "",
+    resource: "secrets",
+    uid: `uid-${name}`,
+    resourceVersion: "3",
+    object: {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name,
+        namespace,
+        managedFields: [
+          {
+            manager: "orders-operator",
+            operation: "Update",
+            fieldsType: "FieldsV1",
+            fieldsV1: { "f:data": { "f:password": {}, "f:user": {} } },
+          },
+        ],
+      },
+      data: { password: b64(password), user: b64(user) },
+    },
+  };
+}
+
+const life = (child: LiveChild) => ({
+  namespace: child.ref.namespace ?? "",
+  children: [{ kind: "Secret", group: "", resource: "secrets", name: child.ref.name, object: child.object }],
+});
+
+// Two fault-free lives of an operator that names its Secret from a UID prefix and generates its password.
+const FIRST = secret("orders-auth-1a2b3c4d", "ref-a", "first-password");
+const SECOND = secret("orders-auth-9f8e7d6c", "ref-b", "second-password");
+const roles = learnRoles(life(FIRST), life(SECOND));
+const DRIFT = { include: [], exclude: [] };
+
+/** The operator's write of this Secret as the write log has it: what it changed. */
+const secretWrite = (
+  seq: number,
+  name: string,
+  verb: "create" | "update" = "create",
+  changedPaths?: string[],
+) =>
+  writeEntry({
+    seq,
+    verb,
+    group: "",
+    resource: "secrets",
+    name,
+    code: verb === "create" ? 201 : 200,
+    effect: verb === "create" ? "created" : "changed",
+    ...(changedPaths ? { changedPaths } : {}),
+  });
+
+describe("compareEndStates by role", () => {
+  it("pairs a child named from another life's identity, and does not compare its generated password across lives", () => {
+    const here = secret("orders-auth-55aa55aa", "scenario", "third-password");
+    const comparison = compareEndStates([here], [FIRST], DRIFT, {
+      roles,
+      writes: [secretWrite(4, here.ref.name)],
+    });
+    expect(comparison).toMatchObject({
+      missing: [],
+      duplicates: [],
+      diffs: [],
+      regenerated: [],
+      unpaired: [],
+    });
+    expect(endStateMatches(comparison)).toBe(true);
+  });
+
+  it("still compares what both lives agree on", () => {
+    const here = secret("orders-auth-55aa55aa", "scenario", "third-password", "root");
+    const comparison = compareEndStates([here], [FIRST], DRIFT, { roles });
+    expect(comparison.diffs).toEqual([
+      {
+        object: "Secret/orders-auth-*",
+        path: "data.user",
+        expected: secretHash(b64("admin")),
+        actual: secretHash(b64("root")),
+      },
+    ]);
+  });
+
+  it("finds a generated value written anew within one life: regenerated, not kept", () => {
+    const here = secret("orders-auth-55aa55aa", "scenario", "after-the-crash");
+    const comparison = compareEndStates([here], [FIRST], DRIFT, {
+      roles,
+      writes: [
+        secretWrite(4, here.ref.name),
+        secretWrite(9, here.ref.name, "update", ["data.password", "metadata.labels.x"]),
+      ],
+    });
+    expect(endStateMatches(comparison)).toBe(false);
+    expect(comparison.regenerated).toEqual([
+      "Secret/orders-auth-* data.password: changed by write 9 after its create (write 4), though two fault-free lives show it is generated once per life",
+    ]);
+  });
+
+  it("allows one change after the create when the reference lives fill the value in after creating the child", () => {
+    const lives = (name: string, namespace: string, password: string) => ({
+      ...life(secret(name, namespace, password)),
+      writes: [secretWrite(1, name), secretWrite(2, name, "update", ["data.password"])],
+    });
+    const filling = learnRoles(
+      lives("orders-auth-1a2b3c4d", "ref-a", "p1"),
+      lives("orders-auth-9f8e7d6c", "ref-b", "p2"),
+    );
+    const here = secret("orders-auth-55aa55aa", "scenario", "p3");
+    const once = [secretWrite(4, here.ref.name), secretWrite(5, here.ref.name, "update", ["data.password"])];
+    expect(compareEndStates([here], [FIRST], DRIFT, { roles: filling, writes: once }).regenerated).toEqual(
+      [],
+    );
+    const twice = [...once, secretWrite(8, here.ref.name, "update", ["data.password"])];
+    expect(
+      compareEndStates([here], [FIRST], DRIFT, { roles: filling, writes: twice }).regenerated,
+    ).toHaveLength(1);
+  });
+
+  it("counts no change the operator made after the kit changed the value: a repair", () => {
+    const here = secret("orders-auth-55aa55aa", "scenario", "p3");
+    const writes = [
+      secretWrite(4, here.ref.name),
+      { ...secretWrite(6, here.ref.name, "update", ["data.password"]), actor: "kit" as const },
+      secretWrite(7, here.ref.name, "update", ["data.password"]),
+    ];
+    expect(compareEndStates([here], [FIRST], DRIFT, { roles, writes }).regenerated).toEqual([]);
+  });
+
+  it("cannot tell a child whose name fits no role from the one the reference has: unpaired, inconclusive, never missing", () => {
+    const here = secret("orders-credentials", "scenario", "x");
+    const comparison = compareEndStates([here], [FIRST], DRIFT, { roles });
+    expect(comparison.missing).toEqual([]);
+    expect(comparison.unpaired).toEqual([
+      {
+        reference: "Secret/orders-auth-*",
+        live: ["Secret/orders-credentials"],
+        why: "its name varies with the life (orders-auth-* in two fault-free lives), and no child here fits that",
+      },
+    ]);
+    expect(endStateMatches(comparison)).toBe(true);
+    const verdict = unpairedVerdict(comparison);
+    expect(verdict?.status).toBe("inconclusive");
+    expect(verdict?.message).toContain(
+      "Secret/orders-auth-* (reference) or Secret/orders-credentials (here)",
+    );
+  });
+
+  it("counts a child whose name both lives had the same as missing when it is not here", () => {
+    const fixedRoles = learnRoles(
+      life(secret("orders-auth", "ref-a", "p1")),
+      life(secret("orders-auth", "ref-b", "p2")),
+    );
+    const comparison = compareEndStates(
+      [secret("orders-credentials", "scenario", "x")],
+      [secret("orders-auth", "ref-a", "p1")],
+      DRIFT,
+      { roles: fixedRoles },
+    );
+    expect(comparison.missing).toEqual(["Secret/orders-auth"]);
+    expect(comparison.unpaired).toEqual([]);
+  });
+
+  it("counts duplicates whatever their names: two Secrets where the reference has one", () => {
+    const comparison = compareEndStates(
+      [secret("orders-auth-55aa55aa", "scenario", "a"), secret("orders-auth-66bb66bb", "scenario", "b")],
+      [FIRST],
+      DRIFT,
+      { roles },
+    );
+    expect(comparison.duplicates).toMatchObject([{ kind: "Secret", reference: 1, now: 2 }]);
+  });
+
+  it("without roles (an observation recorded before them) compares names normalised, as before", () => {
+    const comparison = compareEndStates(
+      [secret("orders-auth-55aa55aa", "scenario", "first-password")],
+      [FIRST],
+      DRIFT,
+    );
+    expect(comparison.missing).toEqual(["Secret/orders-auth-1a2b3c4d"]);
+    expect(comparison.unpaired).toEqual([]);
+  });
+
+  it("judges a generated value inside a managed list on its own: the rest of the list still compares", () => {
+    const deployment = (namespace: string, password: string, level: string): LiveChild => ({
+      ref: { apiVersion: "apps/v1", kind: "Deployment", name: "web", namespace },
+      group: "apps",
+      resource: "deployments",
+      uid: `uid-web-${namespace}`,
+      resourceVersion: "3",
+      object: {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "web", namespace },
+        spec: {
+          template: {
+            spec: {
+              containers: [
+                {
+                  name: "web",
+                  image: "web:1",
+                  env: [
+                    { name: "PASSWORD", value: password },
+                    { name: "LOG_LEVEL", value: level },
+                  ],
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+    const lifeOf = (c: LiveChild) => ({
+      namespace: c.ref.namespace ?? "",
+      children: [
+        { kind: c.ref.kind, group: c.group, resource: c.resource, name: c.ref.name, object: c.object },
+      ],
+    });
+    const reference = deployment("ref-a", "p1", "info");
+    const envRoles = learnRoles(lifeOf(reference), lifeOf(deployment("ref-b", "p2", "info")));
+    expect(envRoles.roles[0]?.perLife).toEqual([
+      ["spec", "template", "spec", "containers", 0, "env", 0, "value"],
+    ]);
+    // Only the generated variable differs: the env list matches.
+    expect(
+      compareEndStates([deployment("here", "p3", "info")], [reference], DRIFT, { roles: envRoles }).diffs,
+    ).toEqual([]);
+    // Another variable differs: the env list does not, generated value or not.
+    expect(
+      compareEndStates([deployment("here", "p3", "debug")], [reference], DRIFT, { roles: envRoles }).diffs,
+    ).toMatchObject([{ object: "Deployment/web", path: "spec.template.spec.containers[0].env" }]);
+  });
+
+  it("with roles from one life only, cannot tell a missing child from a renamed one of its kind: unpaired, with why", () => {
+    const oneLife = {
+      ...learnRoles(life(FIRST), life(FIRST)),
+      oneLife: "the second reference life did not converge (timeout)",
+    };
+    const here = secret("orders-auth-55aa55aa", "scenario", "third-password");
+    const comparison = compareEndStates([here], [FIRST], DRIFT, { roles: oneLife });
+    expect(comparison.missing).toEqual([]);
+    expect(comparison.unpaired).toEqual([
+      {
+        reference: "Secret/orders-auth-1a2b3c4d",
+        live: ["Secret/orders-auth-55aa55aa"],
+        why: "the second reference life did not converge (timeout), so the kit could not learn whether Secret names vary with the life",
+      },
+    ]);
+    // Nothing of its kind here: plainly missing.
+    expect(compareEndStates([], [FIRST], DRIFT, { roles: oneLife }).missing).toEqual([
+      "Secret/orders-auth-1a2b3c4d",
+    ]);
+    // A password of its own in this life: maybe generated once per life, maybe wrong; not a failure.
+    const samePlace = secret("orders-auth-1a2b3c4d", "scenario", "third-password");
+    const values = compareEndStates([samePlace], [FIRST], DRIFT, { roles: oneLife });
+    expect(values.diffs).toEqual([]);
+    expect(values.undecided).toMatchObject([
+      { object: "Secret/orders-auth-1a2b3c4d", path: "data.password" },
+    ]);
+    expect(endStateMatches(values)).toBe(true);
+    const verdict = unpairedVerdict(values);
+    expect(verdict?.status).toBe("inconclusive");
+    expect(verdict?.message).toBe(
+      "Secret/orders-auth-1a2b3c4d data.password differ from the reference, but with one reference life the kit cannot tell a value generated once per life from a wrong one",
+    );
+    expect(verdict?.evidence?.diffs).toHaveLength(1);
+  });
+
+  it("counts a value the create left unset and a later write filled in as generated once, not regenerated", () => {
+    const here = secret("orders-auth-55aa55aa", "scenario", "p3");
+    const created = (body: unknown) => ({ ...secretWrite(4, here.ref.name), body });
+    const fill = secretWrite(6, here.ref.name, "update", ["data.password"]);
+    // A stale view: this life created the Secret without its password and filled it in next.
+    const unset = compareEndStates([here], [FIRST], DRIFT, {
+      roles,
+      writes: [created({ kind: "Secret", data: { user: "x" } }), fill],
+    });
+    expect(unset.regenerated).toEqual([]);
+    // Created with its password: the same change is a regeneration.
+    const set = compareEndStates([here], [FIRST], DRIFT, {
+      roles,
+      writes: [created({ kind: "Secret", data: { password: "hmac:1", user: "x" } }), fill],
+    });
+    expect(set.regenerated).toHaveLength(1);
+    // Created from stringData: the server set data.password at the create.
+    const fromStringData = compareEndStates([here], [FIRST], DRIFT, {
+      roles,
+      writes: [created({ kind: "Secret", stringData: { password: "hmac:1" } }), fill],
+    });
+    expect(fromStringData.regenerated).toHaveLength(1);
+  });
+
+  it("counts the operator's second change after a kit write: one repair, then a regeneration", () => {
+    const here = secret("orders-auth-55aa55aa", "scenario", "p3");
+    const writes = [
+      secretWrite(4, here.ref.name),
+      { ...secretWrite(6, here.ref.name, "update", ["data.password"]), actor: "kit" as const },
+      secretWrite(7, here.ref.name, "update", ["data.password"]),
+      secretWrite(9, here.ref.name, "update", ["data.password"]),
+    ];
+    expect(compareEndStates([here], [FIRST], DRIFT, { roles, writes }).regenerated).toEqual([
+      "Secret/orders-auth-* data.password: changed by write 9 after its create (write 4), though two fault-free lives show it is generated once per life",
+    ]);
+  });
+
+  it("reads only the writes of the object as it is now: a predecessor of the same name is another life's", () => {
+    const here = secret("orders-auth-55aa55aa", "scenario", "p3");
+    const writes = [
+      { ...secretWrite(4, here.ref.name), uid: "uid-old" },
+      { ...secretWrite(5, here.ref.name, "update", ["data.password"]), uid: "uid-old" },
+      { ...secretWrite(8, here.ref.name), uid: here.uid },
+    ];
+    expect(compareEndStates([here], [FIRST], DRIFT, { roles, writes }).regenerated).toEqual([]);
+  });
+
+  it("counts a later spec's child the roles never saw as missing, unless a child of its kind here shares its fixed text", () => {
+    const laterChild = secret("orders-tls-77aa77aa", "ref-c", "p");
+    const unrelated = compareEndStates(
+      [secret("orders-auth-55aa55aa", "scenario", "p3"), secret("zookeeper", "scenario", "z")],
+      [secret("orders-auth-1a2b3c4d", "ref-c", "p"), laterChild],
+      DRIFT,
+      { roles },
+    );
+    expect(unrelated.missing).toEqual(["Secret/orders-tls-77aa77aa"]);
+    const related = compareEndStates(
+      [secret("orders-auth-55aa55aa", "scenario", "p3"), secret("orders-tls-00bb00bb", "scenario", "z")],
+      [secret("orders-auth-1a2b3c4d", "ref-c", "p"), laterChild],
+      DRIFT,
+      { roles },
+    );
+    expect(related.missing).toEqual([]);
+    expect(related.unpaired).toMatchObject([
+      { reference: "Secret/orders-tls-77aa77aa", live: ["Secret/orders-tls-00bb00bb"] },
+    ]);
+  });
+
+  it("counts a child of a fixed name as missing even when other names of its kind could not be paired", () => {
+    const lifeOf = (namespace: string, names: string[]) => ({
+      namespace,
+      children: names.map((name) => ({
+        kind: "Secret",
+        group: "",
+        resource: "secrets",
+        name,
+        object: secret(name, namespace, "p").object,
+      })),
+    });
+    // Two varying names in one life, one in the other: unpaired; "orders-config" is fixed.
+    const mixed = learnRoles(
+      lifeOf("ref-a", ["orders-config", "orders-a-1111", "orders-b-2222"]),
+      lifeOf("ref-b", ["orders-config", "orders-a-3333"]),
+    );
+    expect(mixed.unpaired).toHaveLength(1);
+    const comparison = compareEndStates(
+      [secret("orders-a-4444", "scenario", "p")],
+      [secret("orders-config", "ref-a", "p")],
+      DRIFT,
+      { roles: mixed },
+    );
+    expect(comparison.missing).toEqual(["Secret/orders-config"]);
+    // A later spec's child of that kind, with a name of its own life: which it is cannot be told.
+    const later = compareEndStates(
+      [secret("orders-c-5555", "scenario", "p")],
+      [secret("orders-z-6666", "ref-c", "p")],
+      DRIFT,
+      { roles: mixed },
+    );
+    expect(later.missing).toEqual([]);
+    expect(later.unpaired).toMatchObject([
+      { reference: "Secret/orders-z-6666", live: ["Secret/orders-c-5555"] },
+    ]);
+  });
+
+  it("finds a generated value inside a keyed list written anew, by the list's key as the write log names it", () => {
+    const withEnv = (name: string, namespace: string, password: string): LiveChild => {
+      const base = secret(name, namespace, password);
+      const object = base.object as Record<string, unknown>;
+      return {
+        ...base,
+        object: {
+          ...object,
+          spec: {
+            env: [
+              { name: "LEVEL", value: "info" },
+              { name: "TOKEN", value: password },
+            ],
+          },
+        },
+      };
+    };
+    const driftEnv = { include: ["Secret/spec.env"], exclude: [] };
+    const lifeOf = (c: LiveChild) => ({ ...life(c) });
+    const envRoles = learnRoles(
+      lifeOf(withEnv("orders-auth-1a2b3c4d", "ref-a", "t1")),
+      lifeOf(withEnv("orders-auth-9f8e7d6c", "ref-b", "t2")),
+    );
+    const here = withEnv("orders-auth-55aa55aa", "scenario", "t3");
+    const regenerated = (changed: string) =>
+      compareEndStates([here], [withEnv("orders-auth-1a2b3c4d", "ref-a", "t1")], driftEnv, {
+        roles: envRoles,
+        writes: [secretWrite(4, here.ref.name), secretWrite(9, here.ref.name, "update", [changed])],
+      }).regenerated;
+    expect(regenerated("spec.env[name=TOKEN].value")).toEqual([
+      "Secret/orders-auth-* spec.env[1].value: changed by write 9 after its create (write 4), though two fault-free lives show it is generated once per life",
+    ]);
+    expect(regenerated("spec.env[name=LEVEL].value")).toEqual([]);
+  });
+
+  it("counts a Secret value created empty (the write log holds its hash) and filled in later as generated once", () => {
+    const here = secret("orders-auth-55aa55aa", "scenario", "p3");
+    const writes = [
+      {
+        ...secretWrite(4, here.ref.name),
+        body: { kind: "Secret", data: { password: secretHash(""), user: "x" } },
+      },
+      secretWrite(6, here.ref.name, "update", ["data.password"]),
+    ];
+    expect(compareEndStates([here], [FIRST], DRIFT, { roles, writes }).regenerated).toEqual([]);
+  });
+});
