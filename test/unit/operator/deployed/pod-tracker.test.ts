@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { crashVictim, labelSelectorQuery, type OperatorPod } from "../../../../src/operator/deployed/pod-tracker.js";
+import {
+  crashVictim,
+  labelSelectorQuery,
+  type OperatorPod,
+} from "../../../../src/operator/deployed/pod-tracker.js";
 
 describe("labelSelectorQuery", () => {
   it("writes matchLabels as equality terms", () => {
@@ -28,7 +32,12 @@ describe("labelSelectorQuery", () => {
 });
 
 describe("crashVictim", () => {
-  const pod = (name: string, phase = "Pending"): OperatorPod => ({ name, uid: `uid-${name}`, phase, running: false });
+  const pod = (name: string, phase = "Pending"): OperatorPod => ({
+    name,
+    uid: `uid-${name}`,
+    phase,
+    running: false,
+  });
 
   it("is the only live Pod, even while its status still says Pending", () => {
     expect(crashVictim([pod("op-1")])?.name).toBe("op-1");
