@@ -39,7 +39,7 @@ export const MATRIX_SUITES: readonly string[] = SELECTABLE_SUITES;
 /** How one case of an operator's matrix runs: `run --strict` of its contract, a mutant when `bug` is set. */
 type CaseRunner = (
   cluster: TestCluster,
-  options: { bug?: string; strict: boolean; suites: string[]; workDir?: string },
+  options: { bug?: string; strict: boolean; suites: string[]; checks?: string[]; workDir?: string },
 ) => Promise<RunReport>;
 
 /** An example operator with a kill matrix. */
@@ -97,6 +97,8 @@ export interface MatrixCase {
   readonly operator: string;
   /** "reference", or the variant's or the mutant's name. */
   readonly name: string;
+  /** Only these checks (`--check`); absent: every check of the matrix's suites. */
+  readonly checks?: readonly string[];
 }
 
 /** The reference, every variant and every mutant of the operator's matrix, in the file's order. */
@@ -222,6 +224,7 @@ export async function runKillMatrix(options: {
           ...(job.name === "reference" ? {} : { bug: job.name }),
           strict: true,
           suites: [...(options.suites ?? MATRIX_SUITES)],
+          ...(job.checks ? { checks: [...job.checks] } : {}),
           ...(options.workRoot
             ? { workDir: join(options.workRoot, job.operator, job.name, `round-${job.round + 1}`) }
             : {}),
@@ -248,7 +251,7 @@ export async function runKillMatrix(options: {
 async function runContractFile(
   cluster: TestCluster,
   file: string,
-  options: { bug?: string; strict: boolean; suites: string[]; workDir?: string },
+  options: { bug?: string; strict: boolean; suites: string[]; checks?: string[]; workDir?: string },
 ): Promise<RunReport> {
   const contract = await loadContract(file);
   const operator = { ...contract.operator, env: { ...contract.operator.env, WEBAPP_BUG: options.bug ?? "" } };
@@ -261,6 +264,7 @@ async function runContractFile(
         context: cluster.access.context,
       },
       suites: options.suites,
+      ...(options.checks ? { checks: options.checks } : {}),
       strict: options.strict,
       keep: false,
       workDir: options.workDir ?? join(await mkdtemp(join(tmpdir(), "rc-matrix-run-")), "work"),
