@@ -1,6 +1,6 @@
 import { normalisedKey, normalisedName } from "../proxy/faults.js";
 import { differingValues, lifeValue, type LifeReading, type ValuePath } from "./life-values.js";
-import { changesAfterCreate } from "./life-writes.js";
+import { changesAfterCreate, writesOfChild } from "./life-writes.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 
 /**
@@ -212,8 +212,15 @@ export function learnRoles(first: Life, second: Life): ChildRoles {
 
   const kinds = [...new Set([...first.children, ...second.children].map((c) => c.kind))];
   for (const kind of kinds) {
-    const left = first.children.filter((c) => c.kind === kind && !secondKeys.has(key(c)));
-    const right = second.children.filter((c) => c.kind === kind && !firstKeys.has(key(c)));
+    let left = first.children.filter((c) => c.kind === kind && !secondKeys.has(key(c)));
+    let right = second.children.filter((c) => c.kind === kind && !firstKeys.has(key(c)));
+    // A child created with generateName has its fixed text on record: its create's generateName,
+    // which no comparison of two names can tell from the suffix when it ends in no separator.
+    for (const paired of pairByGenerateName(left, first, right, second)) {
+      roles.push(paired);
+      left = left.filter((c) => c !== paired.a);
+      right = right.filter((c) => c !== paired.b);
+    }
     if (left.length === 0 && right.length === 0) continue;
     const names = (list: readonly LifeChild[]) => list.map((c) => normalisedName({ name: c.name }));
     const allNames = [...names(left), ...names(right)];
@@ -269,6 +276,57 @@ export function learnRoles(first: Life, second: Life): ChildRoles {
     }),
     unpaired,
   };
+}
+
+/**
+ * The children of one kind that the operator created with a generateName
+ * used by exactly one child in each life, paired by it: the template is the
+ * generateName and the server's suffix (letters and digits).
+ */
+function pairByGenerateName(
+  left: readonly LifeChild[],
+  first: Life,
+  right: readonly LifeChild[],
+  second: Life,
+): { role: Omit<ChildRole, "perLife">; a: LifeChild; b: LifeChild }[] {
+  const generated = (children: readonly LifeChild[], life: Life) =>
+    children.flatMap((child) => {
+      const generateName = writesOfChild(life.writes ?? [], child).created?.generateName;
+      return generateName && child.name.startsWith(generateName) && child.name.length > generateName.length
+        ? [{ child, generateName }]
+        : [];
+    });
+  const ofLeft = generated(left, first);
+  const ofRight = generated(right, second);
+  const once = (list: typeof ofLeft, generateName: string) => {
+    const found = list.filter((g) => g.generateName === generateName);
+    return found.length === 1 ? found[0] : undefined;
+  };
+  return ofLeft.flatMap(({ child: a, generateName }) => {
+    const b = once(ofRight, generateName)?.child;
+    if (!once(ofLeft, generateName) || !b) return [];
+    const suffixA = a.name.length - generateName.length;
+    const suffixB = b.name.length - generateName.length;
+    const template: NameTemplate = {
+      prefix: normalisedName({ name: generateName }),
+      suffix: "",
+      ...(suffixA === suffixB ? { length: suffixA } : {}),
+      alphabet: "alnum",
+    };
+    return [
+      {
+        role: {
+          ...resourceOf(a),
+          key: `${a.kind}/${describeTemplate(template)}`,
+          name: describeTemplate(template),
+          template,
+          names: [normalisedName({ name: a.name }), normalisedName({ name: b.name })],
+        },
+        a,
+        b,
+      },
+    ];
+  });
 }
 
 function resourceOf(child: LifeChild | undefined): Pick<ChildRole, "kind" | "group" | "resource"> {

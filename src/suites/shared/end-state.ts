@@ -4,6 +4,7 @@ import type { Evidence } from "../../report/report-model.js";
 import { normalisedName } from "../../proxy/faults.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import {
+  roleKey,
   roleOf,
   scenarioSubstitutions,
   templateOf,
@@ -153,15 +154,20 @@ export function compareEndStates(
 ): EndStateComparison {
   const { roles } = context;
   const match = (c: ChildRecord) => roleOf(roles, c.ref.kind, c.ref.name);
-  const key = (c: ChildRecord) => {
-    const m = match(c);
-    return m.status === "role" ? m.role.key : m.key;
-  };
+  const key = (c: ChildRecord) => roleKey(roles, c.ref.kind, c.ref.name);
   const referenceKeys = new Set(reference.map(key));
   // Live children no role of the reference names: candidates for a reference child nobody paired.
   const strays = live.filter((c) => match(c).status !== "role" && !referenceKeys.has(key(c)));
-  const referenceNames = substitutionsOf(roles, reference);
-  const liveNames = substitutionsOf(roles, live);
+  const referenceNames = scenarioSubstitutions(
+    roles,
+    reference.map((c) => c.ref),
+  );
+  const liveNames = scenarioSubstitutions(
+    roles,
+    live.map((c) => c.ref),
+  );
+  const referenceNamespace = lifeNamespace(reference);
+  const liveNamespace = lifeNamespace(live);
   const missing: string[] = [];
   const unpaired: { reference: string; live: string[]; why: string }[] = [];
   const diffs: NonNullable<Evidence["diffs"]>[number][] = [];
@@ -183,10 +189,13 @@ export function compareEndStates(
       } else missing.push(key(expected));
       continue;
     }
-    const comparable = (object: unknown, names: readonly (readonly [string, string])[]) =>
-      maskPerLife(lifeValue(object, namespaceOf(object), names), role?.perLife);
-    const expectedValues = comparable(expected.object, referenceNames);
-    const actualValues = comparable(now.object, liveNames);
+    const comparable = (
+      child: ChildRecord & { readonly object: unknown },
+      names: readonly (readonly [string, string])[],
+      namespace: string,
+    ) => maskPerLife(lifeValue(child.object, child.ref.namespace || namespace, names), role?.perLife);
+    const expectedValues = comparable(expected, referenceNames, referenceNamespace);
+    const actualValues = comparable(now, liveNames, liveNamespace);
     const judgedAnew = new Set<string>();
     const judgeAnew = (path: ValuePath) => {
       if (judgedAnew.has(formatPath(path))) return;
@@ -292,16 +301,21 @@ function whyUnpairable(
   return undefined;
 }
 
-function substitutionsOf(roles: ChildRoles | undefined, children: readonly ChildRecord[]) {
-  return scenarioSubstitutions(
-    roles,
-    children.map((c) => ({ kind: c.ref.kind, name: c.ref.name })),
-  );
-}
-
-function namespaceOf(object: unknown): string {
-  const metadata = (object as { metadata?: { namespace?: unknown } } | undefined)?.metadata;
-  return typeof metadata?.namespace === "string" ? metadata.namespace : "";
+/**
+ * The namespace a life's children read as `<namespace>` when they have none
+ * of their own (a ClusterRoleBinding whose subject is the life's
+ * ServiceAccount): the one most of its namespaced children are in, which is
+ * the life's own; "" when none is namespaced. A namespaced child reads with
+ * its own namespace.
+ */
+export function lifeNamespace(children: readonly ChildRecord[]): string {
+  const counts = new Map<string, number>();
+  for (const c of children) {
+    if (c.ref.namespace) counts.set(c.ref.namespace, (counts.get(c.ref.namespace) ?? 0) + 1);
+  }
+  let best = "";
+  for (const [namespace, count] of counts) if (count > (counts.get(best) ?? 0)) best = namespace;
+  return best;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type LifeChild,
 } from "../../../src/scenario/child-roles.js";
 import { isPerLife, lifeValue, maskPerLife } from "../../../src/scenario/life-values.js";
+import { writeEntry } from "../../support/write-entry.js";
 
 const UID_A = "1a2b3c4d-0000-4000-8000-00000000000a";
 const UID_B = "9f8e7d6c-0000-4000-8000-00000000000b";
@@ -113,6 +114,37 @@ describe("learnRoles", () => {
     expect(roles.roles).toEqual([]);
     expect(roles.unpaired).toHaveLength(1);
     expect(roles.unpaired[0]?.why).toContain("share no fixed text");
+  });
+
+  it("takes the fixed text of a child created with generateName from its create, separator or not", () => {
+    // "webx7k2p" and "webxq9zm" share "webx": by their names alone the fixed text would be lost.
+    const created = (name: string, generateName: string) =>
+      writeEntry({
+        verb: "create",
+        group: "",
+        resource: "secrets",
+        name,
+        generateName,
+        code: 201,
+        effect: "created",
+      });
+    const generated = (namespace: string, names: [string, string]): Life => ({
+      namespace,
+      children: [child("Secret", names[0]), child("Secret", names[1])],
+      writes: [created(names[0], "web"), created(names[1], "cache")],
+    });
+    const roles = learnRoles(
+      generated("ns-a", ["webx7k2p", "cachebq4s2"]),
+      generated("ns-b", ["webxq9zm", "cachezz8k1"]),
+    );
+    expect(roles.roles.map((r) => [r.key, r.template?.length])).toEqual([
+      ["Secret/web*", 5],
+      ["Secret/cache*", 5],
+    ]);
+    expect(roleKey(roles, "Secret", "webm2n4b")).toBe("Secret/web*");
+    expect(roleOf(roles, "Secret", "cachem2n4b").status).toBe("role");
+    expect(roleOf(roles, "Secret", "other12345").status).toBe("unknown");
+    expect(writeKey(roles, { group: "", resource: "secrets", name: "webm2n4b" })).toBe("secrets/web*");
   });
 
   it("leaves a kind with more varying names in one life than in the other unpaired", () => {

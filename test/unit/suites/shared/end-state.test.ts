@@ -434,3 +434,70 @@ describe("compareEndStates by role", () => {
     expect(compareEndStates([here], [FIRST], DRIFT, { roles, writes }).regenerated).toEqual([]);
   });
 });
+
+describe("compareEndStates of a cluster-scoped child", () => {
+  /** A PersistentVolume (no namespace of its own) bound ahead to a claim in the life's namespace. */
+  function volume(claimNamespace: string): LiveChild {
+    return {
+      ref: { apiVersion: "v1", kind: "PersistentVolume", name: "orders-data" },
+      group: "",
+      resource: "persistentvolumes",
+      uid: `uid-volume-${claimNamespace}`,
+      resourceVersion: "2",
+      object: {
+        apiVersion: "v1",
+        kind: "PersistentVolume",
+        metadata: {
+          name: "orders-data",
+          managedFields: [
+            {
+              manager: "orders-operator",
+              operation: "Update",
+              fieldsType: "FieldsV1",
+              fieldsV1: { "f:spec": { "f:claimRef": { "f:name": {}, "f:namespace": {} } } },
+            },
+          ],
+        },
+        spec: { claimRef: { name: "orders-data", namespace: claimNamespace } },
+      },
+    };
+  }
+  const lifeOf = (namespace: string, claimNamespace = namespace) => {
+    const children = [secret("orders-auth", namespace, "pw"), volume(claimNamespace)];
+    return {
+      live: children,
+      life: {
+        namespace,
+        children: children.map((c) => ({
+          kind: c.ref.kind,
+          group: c.group,
+          resource: c.resource,
+          name: c.ref.name,
+          object: c.object,
+        })),
+      },
+    };
+  };
+  const first = lifeOf("ref-a");
+  const clusterRoles = learnRoles(first.life, lifeOf("ref-b").life);
+
+  it("reads the life's namespace in it as its namespaced siblings': the same volume in another life matches", () => {
+    const here = lifeOf("scenario").live;
+    const comparison = compareEndStates(here, first.live, DRIFT, { roles: clusterRoles });
+    expect(comparison.diffs).toEqual([]);
+    expect(endStateMatches(comparison)).toBe(true);
+  });
+
+  it("still finds a claim in another namespace than the life's", () => {
+    const here = lifeOf("scenario", "default").live;
+    const comparison = compareEndStates(here, first.live, DRIFT, { roles: clusterRoles });
+    expect(comparison.diffs).toEqual([
+      {
+        object: "PersistentVolume/orders-data",
+        path: "spec.claimRef.namespace",
+        expected: "ref-a",
+        actual: "default",
+      },
+    ]);
+  });
+});
