@@ -1,5 +1,13 @@
 import { normalisedKey, normalisedName } from "../proxy/faults.js";
-import { differingValues, lifeValue, type LifeReading, type ValuePath } from "./life-values.js";
+import type { ObjectPath } from "../util/object-paths.js";
+import {
+  differingValues,
+  keyedPath,
+  lifeValue,
+  positionsIn,
+  type LifeReading,
+  type ValuePath,
+} from "./life-values.js";
 import { changesAfterCreate, writesOfChild } from "./life-writes.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 
@@ -51,6 +59,16 @@ export interface ChildRole {
    * their generation, not a regeneration.
    */
   readonly setAfterCreate?: readonly ValuePath[];
+  /**
+   * perLife and setAfterCreate with list positions read as what the
+   * elements are in the first life (`env[name=PASSWORD]`): a later spec's
+   * child, whose lists may have more or fewer elements, finds them by it
+   * (perLifeIn). Absent in observations recorded before it.
+   */
+  readonly keyed?: {
+    readonly perLife: readonly ObjectPath[];
+    readonly setAfterCreate: readonly ObjectPath[];
+  };
 }
 
 /** Children of one kind whose names the kit could not pair between the two lives. */
@@ -272,7 +290,15 @@ export function learnRoles(first: Life, second: Life): ChildRoles {
           changesAfterCreate(first.writes ?? [], a, path, a.object).length > 0 ||
           changesAfterCreate(second.writes ?? [], b, path, b.object).length > 0,
       );
-      return { ...role, perLife, ...(setAfterCreate.length > 0 ? { setAfterCreate } : {}) };
+      // Paths learned from `a` are all in it: keyedPath finds every position.
+      const keyedIn = (paths: readonly ValuePath[]) =>
+        paths.map((path) => keyedPath(path, a.object) ?? path.map(asSegment));
+      return {
+        ...role,
+        perLife,
+        ...(setAfterCreate.length > 0 ? { setAfterCreate } : {}),
+        keyed: { perLife: keyedIn(perLife), setAfterCreate: keyedIn(setAfterCreate) },
+      };
     }),
     unpaired,
   };
@@ -327,6 +353,10 @@ function pairByGenerateName(
       },
     ];
   });
+}
+
+function asSegment(part: string | number): ObjectPath[number] {
+  return typeof part === "number" ? { index: part } : { field: part };
 }
 
 function resourceOf(child: LifeChild | undefined): Pick<ChildRole, "kind" | "group" | "resource"> {
@@ -456,4 +486,30 @@ export function childOfRole<Child extends { readonly ref: { readonly kind: strin
   const wanted = roleKey(roles, kind, name);
   const found = children.filter((c) => c.ref.kind === kind && roleKey(roles, kind, c.ref.name) === wanted);
   return found.length > 1 ? "ambiguous" : found[0];
+}
+
+/**
+ * A role's per-life paths as positions in `object` (a child of its role in
+ * any spec): found by what the elements are where lists are keyed, so a
+ * later spec's env list with one more variable still masks the generated
+ * one. Where `object` has no element of that key (the key itself varies
+ * with the life, or the element is gone), the position as learned.
+ * Without keyed paths (an observation recorded before them), the positions
+ * as learned.
+ */
+export function perLifeIn(
+  role: ChildRole | undefined,
+  object: unknown,
+): { readonly perLife: readonly ValuePath[]; readonly setAfterCreate: readonly ValuePath[] } {
+  const positions = (learned: readonly ValuePath[], keyed: readonly ObjectPath[] | undefined) =>
+    keyed?.length === learned.length
+      ? learned.map((path, i) => {
+          const at = keyed[i];
+          return (at && positionsIn(at, object)) ?? path;
+        })
+      : learned;
+  return {
+    perLife: positions(role?.perLife ?? [], role?.keyed?.perLife),
+    setAfterCreate: positions(role?.setAfterCreate ?? [], role?.keyed?.setAfterCreate),
+  };
 }

@@ -1,5 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { withoutUids } from "../proxy/faults.js";
+import type { ObjectPath } from "../util/object-paths.js";
+import { isRecord } from "../util/records.js";
 
 /**
  * A child's values as they compare across lives (child-roles.ts has the
@@ -133,4 +135,71 @@ export function differingValues(a: unknown, b: unknown, path: (string | number)[
     return [...keys].flatMap((k) => differingValues(a[k], b[k], [...path, k]));
   }
   return [path];
+}
+
+/**
+ * The key a list's elements are told apart by, as the write log keys them:
+ * `type` or `name` when every element has a distinct string one; undefined
+ * for a list kept by position.
+ */
+function listKey(list: readonly unknown[]): string | undefined {
+  return ["type", "name"].find((k) => {
+    const values = list.map((e) => (isRecord(e) ? e[k] : undefined));
+    return values.every((v) => typeof v === "string") && new Set(values).size === values.length;
+  });
+}
+
+/**
+ * A path with each list position read in `object` as what the element is
+ * (`env[name=PASSWORD]`) where its list is keyed, so that it finds the same
+ * element in another object whose list has more, fewer or reordered
+ * elements (a later spec's child). Undefined when a position is not in
+ * `object`.
+ */
+export function keyedPath(path: ValuePath, object: unknown): ObjectPath | undefined {
+  const segments: ObjectPath[number][] = [];
+  let current = object;
+  for (const part of path) {
+    if (typeof part === "number") {
+      if (!Array.isArray(current) || part >= current.length) return undefined;
+      const list = current as unknown[];
+      const key = listKey(list);
+      const element = list[part];
+      segments.push(key && isRecord(element) ? { key, value: String(element[key]) } : { index: part });
+      current = element;
+    } else {
+      segments.push({ field: part });
+      current = isRecord(current) ? current[part] : undefined;
+    }
+  }
+  return segments;
+}
+
+/** A keyedPath's positions in `object`; undefined when an element it names is not there. */
+export function positionsIn(path: ObjectPath, object: unknown): ValuePath | undefined {
+  const parts: (string | number)[] = [];
+  let current = object;
+  for (const segment of path) {
+    if ("field" in segment) {
+      parts.push(segment.field);
+      current = isRecord(current) ? current[segment.field] : undefined;
+    } else if ("index" in segment) {
+      parts.push(segment.index);
+      current = Array.isArray(current) ? (current as unknown[])[segment.index] : undefined;
+    } else if ("key" in segment) {
+      if (!Array.isArray(current)) return undefined;
+      const list = current as unknown[];
+      const at = list.findIndex((e) => isRecord(e) && e[segment.key] === segment.value);
+      if (at < 0) return undefined;
+      parts.push(at);
+      current = list[at];
+    } else return undefined;
+  }
+  return parts;
+}
+
+/** A path of `from`'s positions as the same elements' positions in `to`; undefined when one is not there. */
+export function relocated(path: ValuePath, from: unknown, to: unknown): ValuePath | undefined {
+  const keyed = keyedPath(path, from);
+  return keyed && positionsIn(keyed, to);
 }

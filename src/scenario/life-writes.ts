@@ -1,8 +1,8 @@
 import { secretHash } from "../proxy/secret-redaction.js";
 import type { WriteEntry } from "../proxy/write-log.js";
-import { formatObjectPath, type ObjectPath } from "../util/object-paths.js";
-import { isRecord, valueAt } from "../util/records.js";
-import type { ValuePath } from "./life-values.js";
+import { formatObjectPath } from "../util/object-paths.js";
+import { valueAt } from "../util/records.js";
+import { keyedPath, type ValuePath } from "./life-values.js";
 
 /**
  * What a life's write log says of one child's values after its create:
@@ -38,32 +38,13 @@ export function writesOfChild(
 }
 
 /**
- * A path as the write log's changedPaths name it: "spec.ports[name=http].port".
- * A list position is read in `object` (the child as it is in the life the
- * writes are of): a list whose elements all have distinct `type`s or
- * `name`s is keyed by them, as changedPaths keys it; any other by position.
- * Undefined when a position is not in `object`.
+ * A path as the write log's changedPaths name it: "spec.ports[name=http].port"
+ * (keyedPath: list positions read in `object`, the child as it is in the
+ * life the writes are of). Undefined when a position is not in `object`.
  */
 function changedPathOf(path: ValuePath, object: unknown): string | undefined {
-  const segments: ObjectPath[number][] = [];
-  let current = object;
-  for (const part of path) {
-    if (typeof part === "number") {
-      if (!Array.isArray(current) || part >= current.length) return undefined;
-      const list = current as unknown[];
-      const key = ["type", "name"].find((k) => {
-        const values = list.map((e) => (isRecord(e) ? e[k] : undefined));
-        return values.every((v) => typeof v === "string") && new Set(values).size === values.length;
-      });
-      const element = list[part];
-      segments.push(key && isRecord(element) ? { key, value: String(element[key]) } : { index: part });
-      current = element;
-    } else {
-      segments.push({ field: part });
-      current = isRecord(current) ? current[part] : undefined;
-    }
-  }
-  return formatObjectPath(segments);
+  const keyed = keyedPath(path, object);
+  return keyed && formatObjectPath(keyed);
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Evidence } from "../../report/report-model.js";
 import { normalisedName } from "../../proxy/faults.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import {
+  perLifeIn,
   roleKey,
   roleOf,
   scenarioSubstitutions,
@@ -17,6 +18,7 @@ import {
   lifeValue,
   maskPerLife,
   perLifeWithin,
+  relocated,
   type ValuePath,
 } from "../../scenario/life-values.js";
 import { changesAfterCreate, createdWithout, writesOfChild } from "../../scenario/life-writes.js";
@@ -189,18 +191,26 @@ export function compareEndStates(
       } else missing.push(key(expected));
       continue;
     }
+    // The per-life values as positions in each object: a later spec's lists may hold more or fewer.
+    const expectedPerLife = perLifeIn(role, expected.object).perLife;
     const comparable = (
       child: ChildRecord & { readonly object: unknown },
       names: readonly (readonly [string, string])[],
       namespace: string,
-    ) => maskPerLife(lifeValue(child.object, child.ref.namespace || namespace, names), role?.perLife);
+    ) =>
+      maskPerLife(
+        lifeValue(child.object, child.ref.namespace || namespace, names),
+        perLifeIn(role, child.object).perLife,
+      );
     const expectedValues = comparable(expected, referenceNames, referenceNamespace);
     const actualValues = comparable(now, liveNames, liveNamespace);
     const judgedAnew = new Set<string>();
     const judgeAnew = (path: ValuePath) => {
-      if (judgedAnew.has(formatPath(path))) return;
-      judgedAnew.add(formatPath(path));
-      const anew = regeneration(now, role, path, context.writes ?? []);
+      // The same element in this life's child; none there: the list's diff shows it.
+      const here = relocated(path, expected.object, now.object);
+      if (!here || judgedAnew.has(formatPath(here))) return;
+      judgedAnew.add(formatPath(here));
+      const anew = regeneration(now, role, here, context.writes ?? []);
       if (anew) {
         regenerated.push(
           `${key(expected)} ${formatPath(path)}: changed by write ${anew.change.seq} after its create${anew.created === undefined ? "" : ` (write ${anew.created})`}, though two fault-free lives show it is generated once per life`,
@@ -216,13 +226,13 @@ export function compareEndStates(
     };
     for (const target of driftTargets(named, drift)) {
       const shown = (value: unknown) => shownValue(expected.ref.kind, target.path, value);
-      if (isPerLife(role?.perLife, target.path)) {
+      if (isPerLife(expectedPerLife, target.path)) {
         judgeAnew(target.path);
         continue;
       }
       // A target that holds generated values (an env list with one generated variable) compares
       // with them masked; each is judged on its own, as kept or written anew.
-      for (const inner of perLifeWithin(role?.perLife, target.path)) judgeAnew(inner);
+      for (const inner of perLifeWithin(expectedPerLife, target.path)) judgeAnew(inner);
       const actual = valueAt(actualValues, target.path);
       const wanted = valueAt(expectedValues, target.path);
       if (!isDeepStrictEqual(actual, wanted)) {
@@ -334,7 +344,9 @@ function regeneration(
   const changes = changesAfterCreate(writes, written, path, child.object);
   // One change is its generation when the reference lives fill it in after the create, or when
   // this life's create left it unset (a stale view can make an operator create first and fill in later).
-  const filledIn = isPerLife(role?.setAfterCreate, path) || createdWithout(writes, written, path) === true;
+  const filledIn =
+    isPerLife(perLifeIn(role, child.object).setAfterCreate, path) ||
+    createdWithout(writes, written, path) === true;
   const change = changes[filledIn ? 1 : 0];
   if (!change) return undefined;
   return { change, created: writesOfChild(writes, written).created?.seq };

@@ -247,6 +247,63 @@ describe("compareEndStates by role", () => {
     ).toMatchObject([{ object: "Deployment/web", path: "spec.template.spec.containers[0].env" }]);
   });
 
+  it("finds a generated variable by its name in a later spec's env list that has one more variable before it", () => {
+    const deployment = (namespace: string, env: { name: string; value: string }[]): LiveChild => ({
+      ref: { apiVersion: "apps/v1", kind: "Deployment", name: "web", namespace },
+      group: "apps",
+      resource: "deployments",
+      uid: `uid-web-${namespace}`,
+      resourceVersion: "3",
+      object: {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "web", namespace },
+        spec: { template: { spec: { containers: [{ name: "web", image: "web:1", env }] } } },
+      },
+    });
+    const lifeOf = (c: LiveChild) => ({
+      namespace: c.ref.namespace ?? "",
+      children: [
+        { kind: c.ref.kind, group: c.group, resource: c.resource, name: c.ref.name, object: c.object },
+      ],
+    });
+    const spec0 = (namespace: string, password: string) =>
+      deployment(namespace, [
+        { name: "LOG_LEVEL", value: "info" },
+        { name: "PASSWORD", value: password },
+      ]);
+    // Spec 0's lives learn the password at env[1]; the update puts a variable first, so it is at env[2].
+    const envRoles = learnRoles(lifeOf(spec0("ref-a", "p1")), lifeOf(spec0("ref-b", "p2")));
+    const spec1 = (namespace: string, password: string, level = "info") =>
+      deployment(namespace, [
+        { name: "REGION", value: "eu" },
+        { name: "LOG_LEVEL", value: level },
+        { name: "PASSWORD", value: password },
+      ]);
+    const later = spec1("ref-c", "p3");
+    expect(compareEndStates([spec1("here", "p4")], [later], DRIFT, { roles: envRoles }).diffs).toEqual([]);
+    expect(
+      compareEndStates([spec1("here", "p4", "debug")], [later], DRIFT, { roles: envRoles }).diffs,
+    ).toMatchObject([{ object: "Deployment/web", path: "spec.template.spec.containers[0].env" }]);
+    // A regeneration is found at the variable's place in this life's list.
+    const regenerated = compareEndStates([spec1("here", "p4")], [later], DRIFT, {
+      roles: envRoles,
+      writes: [
+        writeEntry({ seq: 3, verb: "create", name: "web", code: 201, effect: "created" }),
+        writeEntry({
+          seq: 7,
+          name: "web",
+          effect: "changed",
+          changedPaths: ["spec.template.spec.containers[name=web].env[name=PASSWORD].value"],
+        }),
+      ],
+    }).regenerated;
+    expect(regenerated).toHaveLength(1);
+    expect(regenerated[0]).toContain(
+      "Deployment/web spec.template.spec.containers[0].env[2].value: changed by write 7",
+    );
+  });
+
   it("with roles from one life only, cannot tell a missing child from a renamed one of its kind: unpaired, with why", () => {
     const oneLife = {
       ...learnRoles(life(FIRST), life(FIRST)),
