@@ -12,6 +12,7 @@ import type { WriteEntry } from "../proxy/write-log.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
+import { applyMergePatch } from "../util/records.js";
 import { logExcerpt } from "./log-excerpt.js";
 import { isQuiet, silentFor, updateDelivered, updateRead, type Silence } from "./quiescence.js";
 
@@ -217,10 +218,13 @@ export class Scenario {
     };
   }
 
-  /** Starts the operator and creates the sample custom resource (through the kit's writer). */
-  async startWithSample(): Promise<KubeObject> {
+  /**
+   * Starts the operator and creates the sample custom resource (through the
+   * kit's writer): as written, or born with spec `spec` (createSample).
+   */
+  async startWithSample(spec = 0): Promise<KubeObject> {
     await this.measure("operator start", () => this.operator.start(this.deps.signal));
-    return this.createSample();
+    return this.createSample(spec);
   }
 
   /** Restarts the operator (after a crash, or a clean stop) and waits until it has started again. */
@@ -228,15 +232,29 @@ export class Scenario {
     await this.measure("operator restart", () => this.operator.restart(this.deps.signal));
   }
 
-  /** Creates the sample custom resource in this namespace (through the kit's writer). */
-  async createSample(): Promise<KubeObject> {
-    const sample = this.deps.contract.sample.object;
-    const { resourceVersion: _rv, uid: _uid, ...metadata } = sample.metadata ?? {};
-    const created = await this.kit.create({
-      ...sample,
-      metadata: { ...metadata, namespace: this.namespace },
-    });
-    this.noteSpecWrite(0, this.lastKitWriteSeq(), created.metadata?.generation);
+  /**
+   * Creates the sample custom resource in this namespace (through the kit's
+   * writer). With `spec` k > 0 it is born with the spec the contract's first
+   * k updates lead to (each a merge patch, applied to the sample in order),
+   * as a user who wrote that spec from the start would create it. A refusal
+   * of such a spec is Inconclusive, as its update's would be.
+   */
+  async createSample(spec = 0): Promise<KubeObject> {
+    const { sample, updates } = this.deps.contract;
+    const born = updates
+      .slice(0, spec)
+      .reduce<unknown>((object, update) => applyMergePatch(object, update), sample.object) as KubeObject;
+    const { resourceVersion: _rv, uid: _uid, ...metadata } = born.metadata ?? {};
+    let created: KubeObject;
+    try {
+      created = await this.kit.create({ ...born, metadata: { ...metadata, namespace: this.namespace } });
+    } catch (error) {
+      if (spec === 0) throw error;
+      throw new Inconclusive(
+        `the API server refused the sample created with the spec of update ${spec}: ${describeError(error)}`,
+      );
+    }
+    this.noteSpecWrite(spec, this.lastKitWriteSeq(), created.metadata?.generation);
     return created;
   }
 
@@ -405,7 +423,8 @@ export class Scenario {
     const { readLog } = this.proxy;
     const watches =
       readLog.query({ actor: "operator", verb: "watch", group, resource, succeeded: true }).length > 0;
-    if (!written?.resourceVersion || !watches) return undefined;
+    // A custom resource born with a later spec (createSample) has no earlier answer to mistake.
+    if (!written?.resourceVersion || written.verb === "create" || !watches) return undefined;
     const object = { group, resource, namespace: this.namespace, name: this.customResource.name };
     const resourceVersion = written.resourceVersion;
     const answeredAt = this.specWriteAnsweredAt.get(last.seq);

@@ -12,6 +12,7 @@ export const SELECTABLE_SUITES = [
   "idempotency",
   "conflict",
   "staleness",
+  "differential",
 ] as const;
 
 /** Every suite: the cluster's sanity first (it always runs), then the selectable ones. */

@@ -22,3 +22,19 @@ export function valueAt(object: unknown, path: readonly (string | number)[]): un
   }
   return current;
 }
+
+/**
+ * `target` with a JSON merge patch (RFC 7386) applied: objects merge key by
+ * key, a null removes its key, anything else (lists included) replaces.
+ * What the API server does with a merge patch, so the kit can build the
+ * object a chain of merge patches leads to. Pure: neither input changes.
+ */
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isRecord(patch)) return structuredClone(patch);
+  const merged: Record<string, unknown> = isRecord(target) ? structuredClone(target) : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = applyMergePatch(merged[key], value);
+  }
+  return merged;
+}

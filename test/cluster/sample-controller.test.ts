@@ -52,6 +52,7 @@ describe("run on k8s.io/sample-controller", () => {
       "staleness/own-create-unseen": "passed",
       "staleness/missed-intermediate-state": "passed",
       "staleness/restart-from-the-past": "passed",
+      "differential/update-equals-creation": "passed",
     });
 
     // controller.go:291-293: replicas is the one field it compares, and it repairs it with an

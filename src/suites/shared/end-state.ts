@@ -4,6 +4,7 @@ import type { Evidence } from "../../report/report-model.js";
 import { normalisedName } from "../../proxy/faults.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import {
+  childOfRole,
   perLifeIn,
   roleKey,
   roleOf,
@@ -15,7 +16,9 @@ import {
 } from "../../scenario/child-roles.js";
 import {
   isPerLife,
+  keyedPath,
   lifeValue,
+  positionsIn,
   maskPerLife,
   perLifeWithin,
   relocated,
@@ -25,7 +28,8 @@ import { changesAfterCreate, createdWithout, writesOfChild } from "../../scenari
 import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement } from "../check.js";
-import { driftTargets, formatPath, shownValue, valueAt } from "./drift-targets.js";
+import { formatObjectPath, type ObjectPath } from "../../util/object-paths.js";
+import { driftTargets, formatPath, operatorManagedPaths, shownValue, valueAt } from "./drift-targets.js";
 import type { ObjectKinds } from "./promised.js";
 
 /** How a scenario's end state differs from the reference of the same spec. */
@@ -64,6 +68,13 @@ export interface EndStateComparison {
    * cannot be told from a wrong one, so they are no failure, nor a pass.
    */
   readonly undecided: NonNullable<Evidence["diffs"]>;
+  /**
+   * With operator-managed fields and the lives the roles were learned from
+   * (EndStateContext.learnedFrom): fields both sides have with different
+   * values where those lives had no such field, so whether the operator
+   * generates them per life is not known. Empty otherwise.
+   */
+  readonly unlearned: NonNullable<Evidence["diffs"]>;
   /** The live children compared. */
   readonly children: readonly ChildRecord[];
 }
@@ -136,6 +147,21 @@ export interface EndStateContext {
   readonly roles?: ChildRoles;
   /** The scenario's writes (changedPaths): whether a per-life value was written anew. */
   readonly writes?: readonly WriteEntry[];
+  /**
+   * Which fields compare: the drift suite's targets (the default: what a
+   * drift repair must restore), or every field the operator manages on
+   * either side (managedFieldPairs: what an update must carry out as a
+   * creation does).
+   */
+  readonly fields?: "drift-targets" | "operator-managed";
+  /**
+   * With operator-managed fields, the spec-0 reference's children: the
+   * lives the per-life values were learned from. Two values at a path those
+   * lives never had (a later spec's child, or a field only a later spec
+   * sets) may be generated per life, unseen: they are undecided, never a
+   * failure. Without it every such difference counts.
+   */
+  readonly learnedFrom?: readonly ReferenceChild[];
 }
 
 /**
@@ -173,6 +199,7 @@ export function compareEndStates(
   const missing: string[] = [];
   const unpaired: { reference: string; live: string[]; why: string }[] = [];
   const diffs: NonNullable<Evidence["diffs"]>[number][] = [];
+  const unlearnedDiffs: NonNullable<Evidence["diffs"]>[number][] = [];
   const regenerated: string[] = [];
   for (const expected of reference) {
     const now = live.find((c) => key(c) === key(expected));
@@ -217,6 +244,39 @@ export function compareEndStates(
         );
       }
     };
+    if (context.fields === "operator-managed") {
+      const actualPerLife = perLifeIn(role, now.object).perLife;
+      const learned =
+        context.learnedFrom && childOfRole(roles, context.learnedFrom, expected.ref.kind, expected.ref.name);
+      for (const pair of managedFieldPairs(expected.object, now.object)) {
+        const perLife =
+          (pair.expected !== undefined && isPerLife(expectedPerLife, pair.expected)) ||
+          (pair.actual !== undefined && isPerLife(actualPerLife, pair.actual));
+        if (perLife) continue;
+        const wanted = pair.expected && valueAt(expectedValues, pair.expected);
+        const actual = pair.actual && valueAt(actualValues, pair.actual);
+        if (isDeepStrictEqual(actual, wanted)) continue;
+        const path = formatObjectPath(pair.path);
+        const diff = {
+          object: key(expected),
+          path,
+          expected:
+            pair.expected &&
+            shownValue(expected.ref.kind, pair.expected, valueAt(expected.object, pair.expected)),
+          actual: pair.actual && shownValue(expected.ref.kind, pair.actual, valueAt(now.object, pair.actual)),
+        };
+        // Two values where the learning lives had none: perhaps a value generated per life, unseen.
+        const unlearned =
+          context.learnedFrom !== undefined &&
+          wanted !== undefined &&
+          actual !== undefined &&
+          (learned === undefined ||
+            learned === "ambiguous" ||
+            positionsIn(pair.path, learned.object) === undefined);
+        (unlearned ? unlearnedDiffs : diffs).push(diff);
+      }
+      continue;
+    }
     const named = {
       kind: expected.ref.kind,
       object: expected.object,
@@ -260,7 +320,7 @@ export function compareEndStates(
       names: now.map((c) => c.ref.name),
     }));
   // With one reference life nothing is known to be generated per life: a difference may be one.
-  const undecided = roles?.oneLife ? diffs : [];
+  const undecided = roles?.oneLife ? [...diffs, ...unlearnedDiffs] : [];
   return {
     missing,
     duplicates,
@@ -268,8 +328,57 @@ export function compareEndStates(
     regenerated,
     unpaired,
     undecided,
+    unlearned: roles?.oneLife ? [] : unlearnedDiffs,
     children: live,
   };
+}
+
+/** One field the operator manages in either of two objects of one role, found in each by what it is. */
+export interface ManagedFieldPair {
+  /** As both objects read it: list positions as what the elements are (`ports[name=http].containerPort`). */
+  readonly path: ObjectPath;
+  /** Its positions in the first object; absent when the first has no such field. */
+  readonly expected?: ValuePath;
+  /** Its positions in the second object; absent when the second has no such field. */
+  readonly actual?: ValuePath;
+}
+
+/**
+ * Every field the operator manages (its managedFields: drift-targets.ts'
+ * operatorManagedPaths) in `expected` or in `actual`, as pairs of positions:
+ * a field one object has and the other lacks (a key added on an update and
+ * never pruned) is a pair with one side. Only what compares across lives
+ * (lifeValue): the spec, data and the like, labels and annotations; not the
+ * status, not the rest of metadata. Pure.
+ */
+export function managedFieldPairs(expected: unknown, actual: unknown): ManagedFieldPair[] {
+  const pairs = new Map<string, ManagedFieldPair>();
+  const comparable = (path: ValuePath) =>
+    path.length > 0 &&
+    path[0] !== "status" &&
+    (path[0] !== "metadata" || path[1] === "labels" || path[1] === "annotations");
+  for (const [side, object, other] of [
+    ["expected", expected, actual],
+    ["actual", actual, expected],
+  ] as const) {
+    for (const managed of operatorManagedPaths(object)) {
+      if (!comparable(managed)) continue;
+      const path = keyedPath(managed, object);
+      if (!path) continue;
+      const text = formatObjectPath(path);
+      if (pairs.has(text)) continue;
+      const there = positionsIn(path, other);
+      const otherHas = there !== undefined && valueAt(other, there) !== undefined;
+      const otherSide = otherHas ? there : undefined;
+      pairs.set(
+        text,
+        side === "expected"
+          ? { path, expected: managed, ...(otherSide ? { actual: otherSide } : {}) }
+          : { path, actual: managed, ...(otherSide ? { expected: otherSide } : {}) },
+      );
+    }
+  }
+  return [...pairs.values()];
 }
 
 /**

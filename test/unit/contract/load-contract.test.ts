@@ -75,7 +75,7 @@ describe("loadContract", () => {
         { group: "coordination.k8s.io", resource: "leases" },
       ],
       drift: { include: [], exclude: [] },
-      suites: ["drift", "status-stability", "idempotency", "conflict", "staleness"],
+      suites: ["drift", "status-stability", "idempotency", "conflict", "staleness", "differential"],
       promises: [],
       waivers: [],
     });
@@ -283,7 +283,7 @@ describe("loadContract", () => {
     [
       "an unknown suite",
       { ...minimal, suites: ["drfit"] },
-      'suites[0]: expected one of drift, status-stability, idempotency, conflict, staleness, got "drfit"',
+      'suites[0]: expected one of drift, status-stability, idempotency, conflict, staleness, differential, got "drfit"',
     ],
     ["an empty update", { ...minimal, updates: [{}] }, "updates[0]: expected at least one field to change"],
     ["no CRDs", { ...minimal, crds: [] }, "crds: expected at least one CRD manifest"],

@@ -74,6 +74,10 @@ const (
 	// by label instead of by name: a recreated WebApp takes over the
 	// registration of its previous life, named from the previous UID.
 	UIDPrefixTakeover Bug = "uid-prefix-takeover"
+	// PortOnlyAtCreate sets the Deployment's container port when it creates
+	// the Deployment and never brings it to a later spec: the Service follows
+	// a port change, the Pods keep listening on the old port.
+	PortOnlyAtCreate Bug = "port-only-at-create"
 
 	// Heartbeat is not a mistake but a variant: a heartbeat a real operator
 	// may write on purpose. It stamps status.lastHeartbeatTime whenever the
@@ -115,7 +119,7 @@ var AllBugs = []Bug{
 	GenerateName, IgnoreAlreadyExists, DeepEqualUpdate, StatusEveryReconcile, StaleRetry,
 	BlindOverwrite, RecreateOnDrift, NoDriftRepair, ReplaceWholeObject, NameWithoutUID,
 	CrashGap, EarlyReady, StaleStatusGeneration, TimestampInTemplate, RecreateOnAlreadyExists,
-	EventDiff, RegenerateSecret, UIDPrefixTakeover,
+	EventDiff, RegenerateSecret, UIDPrefixTakeover, PortOnlyAtCreate,
 }
 
 // Variants lists the legitimate alternatives to the reference behaviour:

@@ -173,7 +173,8 @@ func (r *Reconciler) syncDeployment(live, desired *appsv1.Deployment) bool {
 		got.Args = want.Args
 		changed = true
 	}
-	if !containerPortsEqual(got.Ports, want.Ports) {
+	// PortOnlyAtCreate's mistake: the port is the create's, never brought to a later spec.
+	if r.Bug != PortOnlyAtCreate && !containerPortsEqual(got.Ports, want.Ports) {
 		got.Ports = want.Ports
 		changed = true
 	}

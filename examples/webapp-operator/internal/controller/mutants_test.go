@@ -505,3 +505,19 @@ func TestBugEventDiffFollowsChangesDeliveredOneByOne(t *testing.T) {
 		}
 	})
 }
+
+func TestBugPortOnlyAtCreateKeepsTheFirstContainerPort(t *testing.T) {
+	both(t, PortOnlyAtCreate, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		r := e.reconciler(bug, nil)
+		e.converge(r, "web")
+		e.patchSpec("web", `{"spec":{"port":9090}}`)
+		e.converge(r, "web")
+		service := e.service("web").Spec.Ports[0].Port
+		container := e.deployment("web").Spec.Template.Spec.Containers[0].Ports[0].ContainerPort
+		want := map[Bug]int32{None: 9090, PortOnlyAtCreate: 8080}[bug]
+		if service != 9090 || container != want {
+			t.Fatalf("after a port update to 9090: Service port %d, container port %d; want 9090 and %d", service, container, want)
+		}
+	})
+}

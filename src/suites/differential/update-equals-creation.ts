@@ -1,0 +1,241 @@
+import { conditionsOf } from "../../contract/observed-generation.js";
+import type { Contract } from "../../contract/load-contract.js";
+import { describeVolatile, promisesFor, type VolatileField } from "../../contract/promises.js";
+import type { Evidence } from "../../report/report-model.js";
+import type { WriteEntry } from "../../proxy/write-log.js";
+import type { ChildRoles } from "../../scenario/child-roles.js";
+import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
+import type { ReferenceChild } from "../../scenario/spec-references.js";
+import { parsePath, pathWithin } from "../../util/object-paths.js";
+import { defineCheck, type Judgement } from "../check.js";
+import {
+  compareEndStates,
+  describeMismatch,
+  endStateMatches,
+  unpairedVerdict,
+  type EndStateComparison,
+} from "../shared/end-state.js";
+
+/** One update of the contract: its spec (k, 1-based as messages name updates). */
+type Target = number;
+
+/** The custom resource's end, as the comparison needs it. */
+export interface CustomResourceEnd {
+  readonly status: unknown;
+  readonly generation?: number;
+}
+
+/** A custom resource born with the spec of update `spec`, converged, beside the reference of that spec. */
+export interface UpdateEqualsCreationObservation {
+  readonly spec: number;
+  /** The spec the custom resource was created with: the sample's, with updates 1..spec merged in. */
+  readonly bornWith: unknown;
+  /** The reference of spec `spec`: the sample created, then updated to it, each step converged. */
+  readonly reference: {
+    readonly children: readonly ReferenceChild[];
+    readonly customResource: CustomResourceEnd;
+  };
+  /** The spec-0 reference's children: the lives the roles and per-life values were learned from. */
+  readonly learnedFrom: readonly ReferenceChild[];
+  readonly roles?: ChildRoles;
+  /** The operator's children here, once converged. */
+  readonly live: readonly LiveChild[];
+  readonly customResource: CustomResourceEnd;
+  /** The operator's writes in this scenario. */
+  readonly writes: readonly WriteEntry[];
+  /** How the convergence was decided (Scenario.convergedBy). */
+  readonly convergedBy: readonly string[];
+  readonly operatorLog: readonly string[];
+}
+
+/**
+ * Acto's differential oracle, on the operator's own two paths to one
+ * desired state: a custom resource updated to spec S must end as one
+ * created with spec S does. The reference of spec k (the sample created,
+ * then updated k times, each converged) is compared with a custom resource
+ * born with spec k in a fresh namespace: the same children, every field the
+ * operator manages on either side, the same condition statuses. An operator
+ * that applies a field only when it creates a child, or adds entries on an
+ * update and never prunes them, passes every check that compares it with
+ * its own reference; this one shows it.
+ */
+export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObservation>({
+  id: "differential/update-equals-creation",
+  level: "MUST",
+  summary:
+    "a custom resource updated to a spec ends as one created with that spec does: the same children, managed fields and condition statuses",
+  references: (contract) => Array.from({ length: contract.updates.length + 1 }, (_, spec) => spec),
+  skip: (contract) =>
+    contract.updates.length === 0
+      ? {
+          target: "updates",
+          skip: "the contract has no updates: there is no updated state to compare with a creation (add one to `updates`)",
+        }
+      : undefined,
+  targets: ({ contract }) => contract.updates.map((_, index) => index + 1),
+  targetName: (spec) => `update ${spec}`,
+  observer: {
+    scenario: "born-as-update",
+    scenarioOf: (spec) => `born-as-update-${spec}`,
+    async observe(context, spec) {
+      const reference = context.references.get(spec);
+      const first = context.references.get(0);
+      if (!reference || !first) throw new Error(`no reference state of spec ${reference ? 0 : spec}`);
+      const scenario = await context.open();
+      const created = await scenario.startWithSample(spec);
+      const converged = await scenario.converge(`convergence of the sample born with update ${spec}'s spec`);
+      return {
+        spec,
+        bornWith: (created as { spec?: unknown }).spec,
+        reference: {
+          children: reference.children,
+          customResource: endOf(reference.customResource),
+        },
+        learnedFrom: first.children,
+        ...(reference.roles ? { roles: reference.roles } : {}),
+        live: await liveChildObjects(scenario),
+        customResource: endOf(converged),
+        writes: scenario.operatorWrites(),
+        convergedBy: [...scenario.convergedBy],
+        operatorLog: await scenario.operatorLog(10),
+      };
+    },
+  },
+  judge(observation, contract): Judgement {
+    const { spec } = observation;
+    const comparison = compareEndStates(observation.live, observation.reference.children, contract.drift, {
+      ...(observation.roles ? { roles: observation.roles } : {}),
+      fields: "operator-managed",
+      learnedFrom: observation.learnedFrom,
+    });
+    const { compared, volatile } = withoutVolatile(comparison, contract);
+    const conditions = conditionDifferences(
+      observation.reference.customResource.status,
+      observation.customResource.status,
+    );
+    const notes = [
+      `the reference of update ${spec}: the sample created, then updated ${spec} time(s), each converged; here the sample was created with update ${spec}'s spec from the start`,
+      `born with: ${JSON.stringify(observation.bornWith)}`,
+      ...volatile,
+      ...conditions.oneSided,
+      ...observation.convergedBy.map((line) => `converged: ${line}`),
+    ];
+    const diffs = [...compared.diffs, ...conditions.diffs];
+    const evidence: Evidence = {
+      writes: observation.writes.map(writeEvidence),
+      ...(diffs.length > 0 ? { diffs } : {}),
+      notes,
+    };
+    if (!endStateMatches(compared) || conditions.diffs.length > 0) {
+      const parts = [
+        ...(endStateMatches(compared) ? [] : [describeMismatch(compared)]),
+        ...(conditions.diffs.length > 0
+          ? [`${conditions.diffs.length} condition(s) with another status than the reference's`]
+          : []),
+      ];
+      return {
+        status: "failed",
+        message: `created with update ${spec}'s spec, it ended unlike the custom resource updated to it: ${parts.join("; ")}`,
+        evidence: { ...evidence, operatorLog: observation.operatorLog },
+      };
+    }
+    if (compared.unlearned.length > 0) {
+      return {
+        status: "inconclusive",
+        message: `${compared.unlearned.map((d) => `${d.object} ${d.path}`).join(", ")} differ from the updated custom resource's, at fields the two fault-free lives of the sample never had: a value generated once per life there cannot be told from a wrong one`,
+        evidence: { ...evidence, diffs: [...diffs, ...compared.unlearned] },
+      };
+    }
+    const unsure = unpairedVerdict(compared, evidence);
+    if (unsure) return unsure;
+    const fields = compared.children.length;
+    return {
+      status: "passed",
+      message: `created with update ${spec}'s spec, it ended as the custom resource updated to it: ${fields} child(ren) alike in every field it manages, and the same condition statuses`,
+      evidence,
+    };
+  },
+});
+
+function endOf(object: { status?: unknown; metadata?: { generation?: number } }): CustomResourceEnd {
+  const generation = object.metadata?.generation;
+  return { status: object.status, ...(generation === undefined ? {} : { generation }) };
+}
+
+/**
+ * The comparison without the differences in fields the contract declares
+ * volatile for their object (a timestamp the operator rewrites on purpose
+ * differs between any two lives), and a note for each left out. Pure.
+ */
+export function withoutVolatile(
+  comparison: EndStateComparison,
+  contract: Pick<Contract, "promises">,
+): { readonly compared: EndStateComparison; readonly volatile: readonly string[] } {
+  const notes: string[] = [];
+  const volatileField = (diff: { object: string; path: string }): VolatileField | undefined => {
+    const [kind = "", ...name] = diff.object.split("/");
+    const fields = promisesFor(contract.promises, kind, name.join("/")).volatile;
+    let path;
+    try {
+      path = parsePath(diff.path);
+    } catch {
+      return undefined;
+    }
+    return fields.find((f) => pathWithin(path, f.path));
+  };
+  const keep = (diffs: EndStateComparison["diffs"]) =>
+    diffs.filter((diff) => {
+      const field = volatileField(diff);
+      if (field)
+        notes.push(`not compared: ${diff.object} ${diff.path}, volatile: ${describeVolatile([field])}`);
+      return field === undefined;
+    });
+  return {
+    compared: {
+      ...comparison,
+      diffs: keep(comparison.diffs),
+      undecided: keep(comparison.undecided),
+      unlearned: keep(comparison.unlearned),
+    },
+    volatile: notes,
+  };
+}
+
+/**
+ * The conditions both custom resources report with different statuses, as
+ * diffs (the reference's first); the ones only one of them reports, as
+ * notes: a condition's presence may follow the path (an "Upgraded"
+ * condition only an update sets) and proves nothing alone. Pure.
+ */
+export function conditionDifferences(
+  reference: unknown,
+  here: unknown,
+): { readonly diffs: NonNullable<Evidence["diffs"]>; readonly oneSided: readonly string[] } {
+  const before = conditionsOf(reference);
+  const after = conditionsOf(here);
+  const diffs = before.flatMap((b) => {
+    const a = after.find((c) => c.type === b.type);
+    if (!a || a.status === b.status) return [];
+    return [
+      {
+        object: "custom resource",
+        path: `status.conditions[type=${b.type}].status`,
+        expected: b.status,
+        actual: a.status,
+      },
+    ];
+  });
+  const oneSided = [
+    ...before
+      .filter((b) => !after.some((a) => a.type === b.type))
+      .map(
+        (b) => `condition ${b.type}=${String(b.status)} only on the updated custom resource (not compared)`,
+      ),
+    ...after
+      .filter((a) => !before.some((b) => b.type === a.type))
+      .map(
+        (a) => `condition ${a.type}=${String(a.status)} only on the one created with the spec (not compared)`,
+      ),
+  ];
+  return { diffs, oneSided };
+}
