@@ -1,7 +1,9 @@
 import { conditionsOf, type Condition } from "../../contract/observed-generation.js";
 import { describeVolatile, promisesFor, volatileOnly } from "../../contract/promises.js";
 import { writeEvidence } from "../../scenario/reference-state.js";
-import { formatObjectPath } from "../../util/object-paths.js";
+import type { Contract } from "../../contract/load-contract.js";
+import type { WriteEntry } from "../../proxy/write-log.js";
+import { formatObjectPath, parsePath, pathWithin, type ObjectPath } from "../../util/object-paths.js";
 import { defineCheck, type Judgement } from "../check.js";
 import { changedOnlyVolatile, ObjectKinds } from "../shared/promised.js";
 import { neverQuietInconclusive, restartAndTouches, TARGET } from "./restart-and-touches.js";
@@ -26,6 +28,19 @@ export const lastTransitionTime = defineCheck({
   targetName: (target) => target,
   observer: restartAndTouches,
   judge(observation, contract): Judgement {
+    // A write that moved a condition's time and left its status is decisive wherever it happened:
+    // while the sample converged, as much as after (a loop that flips a condition and back in one
+    // reconcile shows nowhere else).
+    const kinds = new ObjectKinds(
+      contract,
+      observation.outcome === "never-quiet" ? observation.children : observation.reference.children,
+    );
+    const history =
+      observation.outcome === "never-quiet"
+        ? observation.writes
+        : [...observation.reference.writes, ...observation.after];
+    const churn = movedWithoutTransition(history, contract, kinds);
+    if (churn.length > 0) return churnVerdict(churn);
     if (observation.outcome === "never-quiet") return neverQuietInconclusive(observation);
     const { reference, settled, after } = observation;
     const before = conditionsOf(reference.customResource.status);
@@ -33,7 +48,6 @@ export const lastTransitionTime = defineCheck({
       return { status: "skipped", message: "the custom resource reports no conditions" };
     // A condition's lastTransitionTime the contract declares volatile may move; a write that
     // changed only volatile fields (a heartbeat) is no transition and needs no reading.
-    const kinds = new ObjectKinds(contract, reference.children);
     const crPromises = promisesFor(
       contract.promises,
       contract.customResource.kind,
@@ -124,4 +138,73 @@ export function conditionStatusIn(
   );
   if (!condition) return "absent";
   return condition.status === status ? "same" : "different";
+}
+
+/** An operator write that gave conditions a new lastTransitionTime and left their status as it was. */
+export interface MovedWithoutTransition {
+  readonly write: WriteEntry;
+  /** The conditions' types. */
+  readonly types: readonly string[];
+}
+
+/**
+ * The operator's writes of the custom resource that changed a condition's
+ * lastTransitionTime but not its status, from the fields each write changed
+ * in the stored object (changedPaths: the states just before and after it,
+ * whoever wrote before). The time is that of the condition's last change of
+ * status (the API conventions), so such a write states a transition that
+ * did not happen: typically a condition set one way and back within one
+ * reconcile, or stamped with the time on every write. A condition that
+ * appears changes its status too (from none), so it is never counted. Times
+ * the contract declares volatile are left out; writes whose changed fields
+ * are unknown cannot be counted. Pure.
+ */
+export function movedWithoutTransition(
+  writes: readonly WriteEntry[],
+  contract: Pick<Contract, "customResource" | "promises">,
+  kinds: ObjectKinds,
+): MovedWithoutTransition[] {
+  const { group, resource } = contract.customResource;
+  return writes.flatMap((write) => {
+    if (write.actor !== "operator" || write.group !== group || write.resource !== resource) return [];
+    if (write.effect !== "changed" || write.changedPaths === undefined) return [];
+    const volatile = kinds.promisesOf(write).volatile;
+    const changed = write.changedPaths.flatMap((text) => {
+      try {
+        return [parsePath(text)];
+      } catch {
+        return [];
+      }
+    });
+    const conditionField = (path: ObjectPath, field: string): string | undefined => {
+      const [status, conditions, element, leaf, ...rest] = path;
+      if (rest.length > 0 || !status || !conditions || !element || !leaf) return undefined;
+      const isField = (segment: ObjectPath[number], name: string) =>
+        "field" in segment && segment.field === name;
+      if (!isField(status, "status") || !isField(conditions, "conditions") || !isField(leaf, field))
+        return undefined;
+      return "key" in element && element.key === "type" ? element.value : undefined;
+    };
+    const moved = changed.flatMap((path) => {
+      const type = conditionField(path, "lastTransitionTime");
+      if (type === undefined || volatile.some((v) => pathWithin(path, v.path))) return [];
+      return changed.some((other) => conditionField(other, "status") === type) ? [] : [type];
+    });
+    return moved.length > 0 ? [{ write, types: [...new Set(moved)] }] : [];
+  });
+}
+
+function churnVerdict(churn: readonly MovedWithoutTransition[]): Judgement {
+  const types = [...new Set(churn.flatMap((c) => c.types))];
+  return {
+    status: "failed",
+    message: `${churn.length} operator write(s) gave condition(s) ${types.join(", ")} a new lastTransitionTime and left their status as it was`,
+    evidence: {
+      writes: churn.map((c) => writeEvidence(c.write)),
+      notes: churn.map(
+        (c) =>
+          `write ${c.write.seq} changed ${c.types.map((t) => `status.conditions[type=${t}].lastTransitionTime`).join(", ")} but not the condition's status: a transition that did not happen`,
+      ),
+    },
+  };
 }

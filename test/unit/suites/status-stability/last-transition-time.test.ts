@@ -141,6 +141,77 @@ const rows: {
   },
 ];
 
+const READY_TIME = "status.conditions[type=Ready].lastTransitionTime";
+const READY_STATUS = "status.conditions[type=Ready].status";
+
+/** An operator status write that changed the given fields of the stored custom resource. */
+const changed = (seq: number, ...paths: string[]) =>
+  statusWrite({ seq, effect: "changed", changedPaths: paths });
+
+rows.push(
+  {
+    name: "failed: while the sample converged, a write moved Ready's time and left its status",
+    observation: settled({
+      reference: reference({ writes: [changed(3, READY_STATUS, READY_TIME), changed(5, READY_TIME)] }),
+    }),
+    status: "failed",
+    message:
+      "1 operator write(s) gave condition(s) Ready a new lastTransitionTime and left their status as it was",
+    notes: [
+      "write 5 changed status.conditions[type=Ready].lastTransitionTime but not the condition's status: a transition that did not happen",
+    ],
+    evidenceWrites: 1,
+  },
+  {
+    name: "failed: never quiet, but its writes already show a time moved without a transition",
+    observation: neverQuiet({ writes: [changed(7, READY_TIME, "status.message")] }),
+    status: "failed",
+    message:
+      "1 operator write(s) gave condition(s) Ready a new lastTransitionTime and left their status as it was",
+  },
+  {
+    name: "passed: a condition that appears, and one that changes status, get new times rightly",
+    observation: settled({
+      reference: reference({
+        writes: [
+          changed(3, READY_STATUS, READY_TIME, "status.conditions[type=Ready].reason"),
+          changed(
+            5,
+            "status.conditions[type=Degraded].status",
+            "status.conditions[type=Degraded].lastTransitionTime",
+          ),
+        ],
+      }),
+    }),
+    status: "passed",
+    message: "2 condition(s) kept their lastTransitionTime",
+  },
+  {
+    name: "passed with notes: a moved time the contract declares volatile is no false transition",
+    observation: settled({ reference: reference({ writes: [changed(5, READY_TIME)] }), settled: movedReady }),
+    contract: readyVolatile,
+    status: "passed",
+    message: "1 condition(s) kept their lastTransitionTime (1 volatile by the contract)",
+    notes: [
+      "not counted: condition Ready got a new lastTransitionTime in a volatile field: status.conditions[type=Ready].lastTransitionTime (promises[0]: restamped on purpose)",
+    ],
+  },
+  {
+    name: "passed: writes of the kit, of a child, or with unknown changed fields are not the operator's statement",
+    observation: settled({
+      reference: reference({
+        writes: [
+          { ...changed(4, READY_TIME), actor: "kit" },
+          { ...changed(5, READY_TIME), resource: "deployments", group: "apps" },
+          statusWrite({ seq: 6, effect: "changed" }),
+        ],
+      }),
+    }),
+    status: "passed",
+    message: "2 condition(s) kept their lastTransitionTime",
+  },
+);
+
 describe("status-stability/last-transition-time", () => {
   it.each(rows)("$name", (row) => {
     const judgement = lastTransitionTime.judge(row.observation, row.contract ?? contract);
