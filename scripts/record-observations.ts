@@ -27,6 +27,7 @@ const ROLE_CHECKS = [
   "drift/deleted-child",
   "conflict/child-update",
   "staleness/restart-from-the-past",
+  "differential/update-equals-creation",
 ];
 
 /** Every observation.json below `dir`. */
