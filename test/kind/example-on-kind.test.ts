@@ -91,6 +91,7 @@ describe("the example operator on kind", () => {
     expect([...suites].sort()).toEqual([
       "cluster",
       "conflict",
+      "differential",
       "drift",
       "idempotency",
       "staleness",
