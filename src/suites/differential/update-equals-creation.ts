@@ -148,10 +148,10 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
     }
     const unsure = unpairedVerdict(compared, evidence);
     if (unsure) return unsure;
-    const fields = compared.children.length;
+    const children = compared.children.length;
     return {
       status: "passed",
-      message: `created with update ${spec}'s spec, it ended as the custom resource updated to it: ${fields} child(ren) alike in every field it manages, and the same condition statuses`,
+      message: `created with update ${spec}'s spec, it ended as the custom resource updated to it: ${children} child(ren) alike in every field it manages, and the same condition statuses`,
       evidence,
     };
   },
