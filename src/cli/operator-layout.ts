@@ -4,7 +4,11 @@ import { UsageError } from "../errors.js";
 import { errnoText } from "../util/files.js";
 import { asRecord, isRecord } from "../util/records.js";
 import { commandWords } from "./command-words.js";
-import { chooseReadiness, proposeStarterUpdates, type ProposedUpdate } from "./crd-schema-guesses.js";
+import {
+  chooseReadiness,
+  proposeStarterUpdates,
+  type ProposedUpdate,
+} from "../contract/crd-schema-guesses.js";
 import { displayPath, toPosix } from "./user-paths.js";
 
 // What init finds in an operator's repository, decided from what was read there (RepositoryRead,

@@ -166,6 +166,7 @@ function starterFields({ layout, dir, outputDir }: StarterContractInput): Field[
             "None could be derived from the CRD's schema (no integer or plain string field in the sample's spec); add two.",
           ],
         },
+    { key: "generatedUpdates", value: defaults.generatedUpdates },
     {
       key: "readiness",
       value: readiness,

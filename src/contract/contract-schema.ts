@@ -253,6 +253,12 @@ export const contractSchema = z
       .array(update)
       .default([])
       .describe("Spec changes applied one after another; each must converge."),
+    generatedUpdates: z
+      .boolean({ error: "expected true or false" })
+      .default(false)
+      .describe(
+        "Also let differential/update-equals-creation compare updates the kit makes up from the CRD's schema, after the contract's own: each top-level spec field the spec has after `updates` and the schema types simply (an integer within its bounds; a string without pattern or format: another enum value, or the value with \"-updated\") changed once, one field after another. Covers fields the updates do not list; a value the schema accepts but the world does not (an image that does not exist) leaves its comparison inconclusive.",
+      ),
     readiness,
     quietPeriod: duration("how long the operator must make no write to count as converged", "1.5s"),
     timeouts: z

@@ -13,7 +13,8 @@ import {
 import type { OperatorDeploy } from "./operator-deploy.js";
 import { CelCompileError, compileCelReadiness, type Readiness } from "./readiness.js";
 import { errnoText } from "../util/files.js";
-import { isRecord } from "../util/records.js";
+import { applyMergePatch, asRecord, isRecord } from "../util/records.js";
+import { proposeUpdates } from "./crd-schema-guesses.js";
 import { resolvePromises, type PromiseRule } from "./promises.js";
 
 /** What both ways of running the operator share. */
@@ -58,6 +59,12 @@ export interface Contract {
   /** Local images loaded into a kind cluster before the run (the children's operands). */
   readonly images: readonly string[];
   readonly updates: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * Updates made up from the CRD's schema (`generatedUpdates: true`), after
+   * `updates`: their specs are specs updates.length+1, ... (specUpdates).
+   * Absent or empty: none.
+   */
+  readonly generatedUpdates?: readonly GeneratedUpdate[];
   readonly readiness: Readiness;
   readonly quietPeriodMs: number;
   readonly timeouts: { readonly convergeMs: number; readonly crdEstablishedMs: number };
@@ -67,6 +74,46 @@ export interface Contract {
   /** What each object keeps stable, and its volatile fields (docs/contract.md, "Promises"). */
   readonly promises: readonly PromiseRule[];
   readonly waivers: readonly Waiver[];
+}
+
+/** One update the kit made up from the CRD's schema: one spec field changed. */
+export interface GeneratedUpdate {
+  /** The merge patch: { spec: { <field>: <to> } }. */
+  readonly patch: Readonly<Record<string, unknown>>;
+  /** "spec.port 9090 → 9091": how messages name it. */
+  readonly description: string;
+}
+
+/** Every spec change the scenarios may apply, in order: the contract's updates, then the generated ones. */
+export function specUpdates(
+  contract: Pick<Contract, "updates" | "generatedUpdates">,
+): readonly Readonly<Record<string, unknown>>[] {
+  return [...contract.updates, ...(contract.generatedUpdates ?? []).map((g) => g.patch)];
+}
+
+/** How messages name spec change k (1-based): "update 2", or "generated update 3 (spec.port 9090 → 9091)". */
+export function updateName(contract: Pick<Contract, "updates" | "generatedUpdates">, k: number): string {
+  const generated = contract.generatedUpdates?.[k - contract.updates.length - 1];
+  return generated ? `generated update ${k} (${generated.description})` : `update ${k}`;
+}
+
+/**
+ * The generated updates: proposals for the spec the contract's updates end
+ * on (so each changes its field from the value it has there), chained one
+ * after another. Pure.
+ */
+export function generateUpdates(
+  sample: KubeObject,
+  updates: readonly Readonly<Record<string, unknown>>[],
+  schema: Record<string, unknown>,
+): GeneratedUpdate[] {
+  const last = updates.reduce<unknown>((object, update) => applyMergePatch(object, update), sample) as {
+    spec?: unknown;
+  };
+  return proposeUpdates(last.spec, schema).map((p) => ({
+    patch: { spec: { [p.field]: p.to } },
+    description: `spec.${p.field} ${JSON.stringify(p.from)} → ${JSON.stringify(p.to)}`,
+  }));
 }
 
 /** A known failure accepted for now (docs/contract.md, "Waivers"). */
@@ -176,6 +223,18 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
     customResource,
     images: doc.images,
     updates: doc.updates,
+    ...(doc.generatedUpdates
+      ? {
+          generatedUpdates: generateUpdates(
+            sample,
+            doc.updates,
+            servingSchema(
+              crds.flat().map((c) => c.object),
+              customResource,
+            ),
+          ),
+        }
+      : {}),
     readiness,
     quietPeriodMs: durationMs(doc.quietPeriod),
     timeouts: {
@@ -214,6 +273,21 @@ function servingCrd(file: string, sample: KubeObject, crds: KubeObject[]): Contr
     "config/invalid",
     `${file}: sample: no CRD in crds serves ${sample.kind} in ${sample.apiVersion}; expected one whose spec.group is "${group}", spec.names.kind "${sample.kind}" and a served version "${version}"`,
   );
+}
+
+/** The openAPIV3Schema of the CRD version that serves the custom resource; {} when it has none. */
+function servingSchema(
+  crds: readonly KubeObject[],
+  served: Contract["customResource"],
+): Record<string, unknown> {
+  for (const crd of crds) {
+    const spec = asRecord(crd.spec);
+    if (spec.group !== served.group || asRecord(spec.names).kind !== served.kind) continue;
+    const versions = Array.isArray(spec.versions) ? spec.versions : [];
+    const version = versions.map(asRecord).find((v) => v.name === served.version);
+    return asRecord(asRecord(version?.schema).openAPIV3Schema);
+  }
+  return {};
 }
 
 async function readManifests(contract: string, field: string, path: string): Promise<KubeObject[]> {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { Contract } from "../contract/load-contract.js";
+import { specUpdates, updateName, type Contract } from "../contract/load-contract.js";
 import { evaluateReadiness } from "../contract/readiness.js";
 import { describeError } from "../errors.js";
 import { isNotFound } from "../kube/api-errors.js";
@@ -223,8 +223,13 @@ export class Scenario {
    * kit's writer): as written, or born with spec `spec` (createSample).
    */
   async startWithSample(spec = 0): Promise<KubeObject> {
-    await this.measure("operator start", () => this.operator.start(this.deps.signal));
+    await this.startOperator();
     return this.createSample(spec);
+  }
+
+  /** Starts the operator and waits until it has started (a scenario that must act before the sample exists). */
+  async startOperator(): Promise<void> {
+    await this.measure("operator start", () => this.operator.start(this.deps.signal));
   }
 
   /** Restarts the operator (after a crash, or a clean stop) and waits until it has started again. */
@@ -240,8 +245,8 @@ export class Scenario {
    * of such a spec is Inconclusive, as its update's would be.
    */
   async createSample(spec = 0): Promise<KubeObject> {
-    const { sample, updates } = this.deps.contract;
-    const born = updates
+    const { sample } = this.deps.contract;
+    const born = specUpdates(this.deps.contract)
       .slice(0, spec)
       .reduce<unknown>((object, update) => applyMergePatch(object, update), sample.object) as KubeObject;
     const { resourceVersion: _rv, uid: _uid, ...metadata } = born.metadata ?? {};
@@ -251,7 +256,7 @@ export class Scenario {
     } catch (error) {
       if (spec === 0) throw error;
       throw new Inconclusive(
-        `the API server refused the sample created with the spec of update ${spec}: ${describeError(error)}`,
+        `the API server refused the sample created with the spec of ${updateName(this.deps.contract, spec)}: ${describeError(error)}`,
       );
     }
     this.noteSpecWrite(spec, this.lastKitWriteSeq(), created.metadata?.generation);
@@ -304,7 +309,7 @@ export class Scenario {
       );
     } catch (error) {
       throw new Inconclusive(
-        `the API server refused the contract's update ${ordinal}: ${describeError(error)}`,
+        `the API server refused the contract's ${updateName(this.deps.contract, ordinal)}: ${describeError(error)}`,
       );
     }
     this.noteSpecWrite(ordinal, this.lastKitWriteSeq(), answer.metadata?.generation);

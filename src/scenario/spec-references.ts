@@ -1,3 +1,4 @@
+import { specUpdates, updateName } from "../contract/load-contract.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { AbortedError, describeError } from "../errors.js";
@@ -67,9 +68,9 @@ export class SpecReferences {
     private readonly slots: Limiter = new Limiter(1),
   ) {}
 
-  /** The number of specs: the sample and one per update. */
+  /** The number of specs: the sample and one per update (the generated ones included). */
   get count(): number {
-    return this.deps.contract.updates.length + 1;
+    return specUpdates(this.deps.contract).length + 1;
   }
 
   /** The kinds of the children in every reference computed so far (for the contract's promises' sake). */
@@ -157,9 +158,11 @@ export class SpecReferences {
     try {
       await scenario.startWithSample();
       let customResource = await scenario.converge("convergence of the sample");
-      for (const [index, update] of this.deps.contract.updates.slice(0, spec).entries()) {
+      for (const [index, update] of specUpdates(this.deps.contract).slice(0, spec).entries()) {
         await scenario.applyUpdate(update, index + 1);
-        customResource = await scenario.converge(`convergence of update ${index + 1}`);
+        customResource = await scenario.converge(
+          `convergence of ${updateName(this.deps.contract, index + 1)}`,
+        );
       }
       const children = await liveChildObjects(scenario);
       return {

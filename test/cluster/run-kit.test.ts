@@ -33,6 +33,7 @@ describe("runKit on the example operator", () => {
       "status-stability/no-redundant-writes": "passed",
       "status-stability/last-transition-time": "passed",
       "status-stability/observed-generation": "passed",
+      "status-stability/held-unavailable": "passed",
     });
     expect(report).toMatchObject({
       apiVersion: "reconcile-conformance.dev/v1alpha1",

@@ -43,6 +43,7 @@ describe("run on k8s.io/sample-controller", () => {
       "status-stability/no-redundant-writes": "warned",
       "status-stability/last-transition-time": "skipped",
       "status-stability/observed-generation": "skipped",
+      "status-stability/held-unavailable": "skipped",
       "idempotency/crash-after-create": "passed",
       "idempotency/crash-after-write": "passed",
       "idempotency/preexisting-child": "passed",

@@ -1,5 +1,5 @@
 import { conditionsOf } from "../../contract/observed-generation.js";
-import type { Contract } from "../../contract/load-contract.js";
+import { specUpdates, updateName, type Contract } from "../../contract/load-contract.js";
 import { describeVolatile, promisesFor, type VolatileField } from "../../contract/promises.js";
 import type { Evidence } from "../../report/report-model.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
@@ -16,8 +16,11 @@ import {
   type EndStateComparison,
 } from "../shared/end-state.js";
 
-/** One update of the contract: its spec (k, 1-based as messages name updates). */
-type Target = number;
+/** One update: its spec (k, 1-based as messages name updates) and its name ("update 2", "generated update 3 (spec.port 9090 → 9091)"). */
+interface Target {
+  readonly spec: number;
+  readonly name: string;
+}
 
 /** The custom resource's end, as the comparison needs it. */
 export interface CustomResourceEnd {
@@ -28,6 +31,8 @@ export interface CustomResourceEnd {
 /** A custom resource born with the spec of update `spec`, converged, beside the reference of that spec. */
 export interface UpdateEqualsCreationObservation {
   readonly spec: number;
+  /** How messages name the update (absent in observations recorded before generated updates: "update <spec>"). */
+  readonly updateName?: string;
   /** The spec the custom resource was created with: the sample's, with updates 1..spec merged in. */
   readonly bornWith: unknown;
   /** The reference of spec `spec`: the sample created, then updated to it, each step converged. */
@@ -64,28 +69,31 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
   level: "MUST",
   summary:
     "a custom resource updated to a spec ends as one created with that spec does: the same children, managed fields and condition statuses",
-  references: (contract) => Array.from({ length: contract.updates.length + 1 }, (_, spec) => spec),
+  references: (contract) => Array.from({ length: specUpdates(contract).length + 1 }, (_, spec) => spec),
   skip: (contract) =>
-    contract.updates.length === 0
+    specUpdates(contract).length === 0
       ? {
           target: "updates",
-          skip: "the contract has no updates: there is no updated state to compare with a creation (add one to `updates`)",
+          skip: "the contract has no updates: there is no updated state to compare with a creation (add one to `updates`, or set `generatedUpdates: true`)",
         }
       : undefined,
-  targets: ({ contract }) => contract.updates.map((_, index) => index + 1),
-  targetName: (spec) => `update ${spec}`,
+  targets: ({ contract }) =>
+    specUpdates(contract).map((_, index) => ({ spec: index + 1, name: updateName(contract, index + 1) })),
+  // A generated update is named by the field it changes, so its verdict says which.
+  targetName: (target) => target.name,
   observer: {
     scenario: "born-as-update",
-    scenarioOf: (spec) => `born-as-update-${spec}`,
-    async observe(context, spec) {
+    scenarioOf: ({ spec }) => `born-as-update-${spec}`,
+    async observe(context, { spec, name }) {
       const reference = context.references.get(spec);
       const first = context.references.get(0);
       if (!reference || !first) throw new Error(`no reference state of spec ${reference ? 0 : spec}`);
       const scenario = await context.open();
       const created = await scenario.startWithSample(spec);
-      const converged = await scenario.converge(`convergence of the sample born with update ${spec}'s spec`);
+      const converged = await scenario.converge(`convergence of the sample born with ${name}'s spec`);
       return {
         spec,
+        updateName: name,
         bornWith: (created as { spec?: unknown }).spec,
         reference: {
           children: reference.children,
@@ -103,6 +111,7 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
   },
   judge(observation, contract): Judgement {
     const { spec } = observation;
+    const update = observation.updateName ?? `update ${spec}`;
     const comparison = compareEndStates(observation.live, observation.reference.children, contract.drift, {
       ...(observation.roles ? { roles: observation.roles } : {}),
       fields: "operator-managed",
@@ -114,7 +123,7 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
       observation.customResource.status,
     );
     const notes = [
-      `the reference of update ${spec}: the sample created, then updated ${spec} time(s), each converged; here the sample was created with update ${spec}'s spec from the start`,
+      `the reference of ${update}: the sample created, then updated ${spec} time(s), each converged; here the sample was created with ${update}'s spec from the start`,
       `born with: ${JSON.stringify(observation.bornWith)}`,
       ...volatile,
       ...conditions.oneSided,
@@ -135,7 +144,7 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
       ];
       return {
         status: "failed",
-        message: `created with update ${spec}'s spec, it ended unlike the custom resource updated to it: ${parts.join("; ")}`,
+        message: `created with ${update}'s spec, it ended unlike the custom resource updated to it: ${parts.join("; ")}`,
         evidence: { ...evidence, operatorLog: observation.operatorLog },
       };
     }
@@ -151,7 +160,7 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
     const children = compared.children.length;
     return {
       status: "passed",
-      message: `created with update ${spec}'s spec, it ended as the custom resource updated to it: ${children} child(ren) alike in every field it manages, and the same condition statuses`,
+      message: `created with ${update}'s spec, it ended as the custom resource updated to it: ${children} child(ren) alike in every field it manages, and the same condition statuses`,
       evidence,
     };
   },

@@ -194,7 +194,8 @@ export function movedWithoutTransition(
   });
 }
 
-function churnVerdict(churn: readonly MovedWithoutTransition[]): Judgement {
+/** The verdict on writes that restamped a condition: failed, each write and its conditions in the evidence. Pure. */
+export function churnVerdict(churn: readonly MovedWithoutTransition[]): Judgement {
   const types = [...new Set(churn.flatMap((c) => c.types))];
   return {
     status: "failed",

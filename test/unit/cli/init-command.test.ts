@@ -313,6 +313,7 @@ describe("init", () => {
         "sample",
         "images",
         "updates",
+        "generatedUpdates",
       ],
       ...["readiness", "quietPeriod", "timeouts", "converge", "crdEstablished", "ignoreWrites", "drift"],
       ...["include", "exclude", "promises", "waivers"],

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { durationMs } from "../../../src/contract/contract-schema.js";
-import { loadContract } from "../../../src/contract/load-contract.js";
+import { loadContract, specUpdates, updateName } from "../../../src/contract/load-contract.js";
 import { UsageError } from "../../../src/errors.js";
 import {
   REFERENCE_FILE,
@@ -350,6 +350,44 @@ describe("loadContract", () => {
 
   it("parses durations once", () => {
     expect([durationMs("1.5s"), durationMs("500ms"), durationMs("2m")]).toEqual([1500, 500, 120_000]);
+  });
+});
+
+describe("generatedUpdates", () => {
+  it("makes up one change per simply typed spec field of the spec the updates end on, after the updates", async () => {
+    const file = join(exampleDir, "reconcile-conformance.yaml");
+    const written = await loadContract(file);
+    expect(written.generatedUpdates).toBeUndefined();
+    expect(specUpdates(written)).toEqual(written.updates);
+    const dir = await mkdtemp(join(tmpdir(), "rc-generated-"));
+    const text = (await readFile(file, "utf8")).replaceAll(/(crds\/|samples\/)/g, `${exampleDir}/$1`);
+    await writeFile(join(dir, "c.yaml"), `${text}\ngeneratedUpdates: true\n`);
+    const contract = await loadContract(join(dir, "c.yaml"));
+    // The example's updates end on replicas 2, port 9090; args are a list: no change is made up for them.
+    expect(contract.generatedUpdates).toEqual([
+      { patch: { spec: { replicas: 3 } }, description: "spec.replicas 2 → 3" },
+      { patch: { spec: { port: 9091 } }, description: "spec.port 9090 → 9091" },
+      {
+        patch: { spec: { image: "registry.k8s.io/pause:3.10.1-updated" } },
+        description: 'spec.image "registry.k8s.io/pause:3.10.1" → "registry.k8s.io/pause:3.10.1-updated"',
+      },
+    ]);
+    expect(specUpdates(contract)).toEqual([
+      ...contract.updates,
+      { spec: { replicas: 3 } },
+      { spec: { port: 9091 } },
+      { spec: { image: "registry.k8s.io/pause:3.10.1-updated" } },
+    ]);
+    expect([2, 4].map((k) => updateName(contract, k))).toEqual([
+      "update 2",
+      "generated update 4 (spec.port 9090 → 9091)",
+    ]);
+  });
+
+  it("is refused when it is not a boolean", async () => {
+    expect(await loadError({ ...minimal, generatedUpdates: "yes" })).toMatch(
+      /generatedUpdates: expected true or false/,
+    );
   });
 });
 

@@ -78,6 +78,16 @@ const (
 	// the Deployment and never brings it to a later spec: the Service follows
 	// a port change, the Pods keep listening on the old port.
 	PortOnlyAtCreate Bug = "port-only-at-create"
+	// NeverPrunes copies the registration's desired keys onto the live
+	// ConfigMap and never removes one: after a port change the registration
+	// still lists the old port's endpoint beside the new one.
+	NeverPrunes Bug = "never-prunes"
+	// FlipWithinReconcile polls every second while the Deployment is not
+	// available (a common, correct habit) and, in each poll, first marks
+	// Ready=True because every child exists, then Ready=False because the
+	// Deployment is unavailable: the condition stays False, but every poll
+	// gives it a new lastTransitionTime, a transition that did not happen.
+	FlipWithinReconcile Bug = "flip-within-reconcile"
 
 	// Heartbeat is not a mistake but a variant: a heartbeat a real operator
 	// may write on purpose. It stamps status.lastHeartbeatTime whenever the
@@ -110,6 +120,10 @@ const (
 	ApplyChild Bug = "apply-child"
 )
 
+// PollInterval is how often the FlipWithinReconcile mutant reconciles again
+// while the Deployment is not available.
+const PollInterval = time.Second
+
 // HeartbeatInterval is how often the Heartbeat variant refreshes
 // status.lastHeartbeatTime.
 const HeartbeatInterval = 3 * time.Second
@@ -119,7 +133,7 @@ var AllBugs = []Bug{
 	GenerateName, IgnoreAlreadyExists, DeepEqualUpdate, StatusEveryReconcile, StaleRetry,
 	BlindOverwrite, RecreateOnDrift, NoDriftRepair, ReplaceWholeObject, NameWithoutUID,
 	CrashGap, EarlyReady, StaleStatusGeneration, TimestampInTemplate, RecreateOnAlreadyExists,
-	EventDiff, RegenerateSecret, UIDPrefixTakeover, PortOnlyAtCreate,
+	EventDiff, RegenerateSecret, UIDPrefixTakeover, PortOnlyAtCreate, NeverPrunes, FlipWithinReconcile,
 }
 
 // Variants lists the legitimate alternatives to the reference behaviour:

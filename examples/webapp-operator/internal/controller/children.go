@@ -228,12 +228,31 @@ func (r *Reconciler) desiredRegistration(app *demov1.WebApp) *corev1.ConfigMap {
 			"replicas": strconv.Itoa(int(app.Spec.Replicas)),
 			"port":     strconv.Itoa(int(app.Spec.Port)),
 			"args":     strings.Join(app.Spec.Args, "\n"),
+			// The endpoints the app serves, one key each, as a service registry lists them.
+			endpointKey(app.Spec.Port): portName + "/" + string(corev1.ProtocolTCP),
 		},
 	}
 }
 
-func syncRegistration(live, desired *corev1.ConfigMap) bool {
+func endpointKey(port int32) string { return "endpoint-" + strconv.Itoa(int(port)) }
+
+// syncRegistration makes the registration's data exactly the desired data:
+// the keys of an endpoint the spec no longer has go too.
+func (r *Reconciler) syncRegistration(live, desired *corev1.ConfigMap) bool {
 	changed := syncLabels(&live.ObjectMeta, desired.Labels)
+	if r.Bug == NeverPrunes {
+		// The mistake: desired keys are added and updated, stale ones stay for good.
+		for key, value := range desired.Data {
+			if live.Data[key] != value {
+				if live.Data == nil {
+					live.Data = map[string]string{}
+				}
+				live.Data[key] = value
+				changed = true
+			}
+		}
+		return changed
+	}
 	if !maps.Equal(live.Data, desired.Data) {
 		live.Data = desired.Data
 		changed = true

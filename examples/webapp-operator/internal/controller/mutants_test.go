@@ -12,9 +12,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -518,6 +520,49 @@ func TestBugPortOnlyAtCreateKeepsTheFirstContainerPort(t *testing.T) {
 		want := map[Bug]int32{None: 9090, PortOnlyAtCreate: 8080}[bug]
 		if service != 9090 || container != want {
 			t.Fatalf("after a port update to 9090: Service port %d, container port %d; want 9090 and %d", service, container, want)
+		}
+	})
+}
+
+func TestBugNeverPrunesKeepsTheOldEndpoint(t *testing.T) {
+	both(t, NeverPrunes, func(t *testing.T, e *env, bug Bug) {
+		app := e.createApp("web", defaultSpec())
+		r := e.reconciler(bug, nil)
+		e.converge(r, "web")
+		e.patchSpec("web", `{"spec":{"port":9090}}`)
+		e.converge(r, "web")
+		registration := &corev1.ConfigMap{}
+		e.must(e.c.Get(e.ctx, e.key(registrationName(e.app(app.Name), bug)), registration))
+		_, stale := registration.Data[endpointKey(8080)]
+		_, current := registration.Data[endpointKey(9090)]
+		if want := bug == NeverPrunes; stale != want || !current {
+			t.Fatalf("registration data after a port update to 9090: %v; want endpoint-9090, and endpoint-8080 only for the mutant", registration.Data)
+		}
+	})
+}
+
+func TestBugFlipWithinReconcileRestampsReadyWhileTheDeploymentIsUnavailable(t *testing.T) {
+	both(t, FlipWithinReconcile, func(t *testing.T, e *env, bug Bug) {
+		// No Pod can be created in the namespace, so the Deployment stays unavailable.
+		e.must(e.c.Create(e.ctx, &corev1.ResourceQuota{
+			ObjectMeta: metav1.ObjectMeta{Name: "no-pods", Namespace: e.ns},
+			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
+		}))
+		e.createApp("web", defaultSpec())
+		r := e.reconciler(bug, nil)
+		e.must(e.reconcile(r, "web"))
+		first := readyCondition(e.app("web"))
+		e.clock.Step(2 * time.Second)
+		result, err := r.Reconcile(e.ctx, ctrl.Request{NamespacedName: e.key("web")})
+		e.must(err)
+		second := readyCondition(e.app("web"))
+		if first == nil || second == nil || first.Status != metav1.ConditionFalse || second.Status != metav1.ConditionFalse {
+			t.Fatalf("Ready %+v, then %+v; want False both times", first, second)
+		}
+		moved := !second.LastTransitionTime.Equal(&first.LastTransitionTime)
+		if want := bug == FlipWithinReconcile; moved != want || (result.RequeueAfter == PollInterval) != want {
+			t.Fatalf("Ready=False's lastTransitionTime %s, then %s (requeue after %s); want it moved, and a poll, only for the mutant",
+				first.LastTransitionTime, second.LastTransitionTime, result.RequeueAfter)
 		}
 	})
 }

@@ -152,6 +152,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// The variant: come back when the heartbeat is due, even if nothing else happens.
 		return ctrl.Result{RequeueAfter: HeartbeatInterval}, nil
 	}
+	if r.Bug == FlipWithinReconcile && (observed.deployment == nil || !deploymentAvailable(observed.deployment, app.Spec.Replicas)) {
+		// Its polling habit (not the mistake): look again soon while the Deployment is not available.
+		return ctrl.Result{RequeueAfter: PollInterval}, nil
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -217,7 +221,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, 
 		desired: registration,
 		empty:   func() client.Object { return &corev1.ConfigMap{} },
 		sync: func(live, desired client.Object) bool {
-			return syncRegistration(live.(*corev1.ConfigMap), desired.(*corev1.ConfigMap))
+			return r.syncRegistration(live.(*corev1.ConfigMap), desired.(*corev1.ConfigMap))
 		},
 		// NameWithoutUID's and UIDPrefixTakeover's mistake: an unowned registration, so nothing
 		// ties it to this life of the WebApp.
@@ -474,6 +478,14 @@ func (r *Reconciler) desiredStatus(app *demov1.WebApp, current demov1.WebAppStat
 	}
 	if observed.deployment != nil {
 		next.ReadyReplicas = observed.deployment.Status.ReadyReplicas
+	}
+	if r.Bug == FlipWithinReconcile && observed.deployment != nil && ready.Status == metav1.ConditionFalse {
+		// The mistake: a verdict set, then overturned, in the same reconcile. Each
+		// SetStatusCondition changes the status, so each stamps the time.
+		meta.SetStatusCondition(&next.Conditions, metav1.Condition{
+			Type: demov1.ConditionReady, Status: metav1.ConditionTrue, Reason: "ChildrenCreated",
+			Message: "every child exists", ObservedGeneration: app.Generation, LastTransitionTime: now,
+		})
 	}
 	if r.Bug == StatusEveryReconcile {
 		// The mistake: the condition rebuilt from scratch, "now" every time.

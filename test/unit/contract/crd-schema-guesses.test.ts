@@ -4,7 +4,7 @@ import {
   proposeStarterUpdates,
   proposeUpdates,
   type ProposedUpdate,
-} from "../../../src/cli/crd-schema-guesses.js";
+} from "../../../src/contract/crd-schema-guesses.js";
 
 const withSpec = (properties: Record<string, unknown>) => ({
   type: "object",
