@@ -7,11 +7,11 @@ import typescript from "@rollup/plugin-typescript";
 // runs dist/ without `npm install`, and `npx` gets a CLI that starts fast.
 // Entry points: the CLI, and the Action's main and post steps (action.yml),
 // each bundled on its own (no shared chunks whose names change with them).
-/** @type {(name: string, input: string) => import("rollup").RollupOptions} */
-const bundle = (name, input) => ({
+/** @type {(name: string, input: string, external?: string[]) => import("rollup").RollupOptions} */
+const bundle = (name, input, external = []) => ({
   input: { [name]: input },
   // Node built-ins stay imports; the resolver does not know the newest (node:sqlite).
-  external: [/^node:/],
+  external: [/^node:/, ...external],
   output: {
     dir: "dist",
     format: "es",
@@ -36,4 +36,11 @@ const bundle = (name, input) => ({
   },
 });
 
-export default [bundle("cli", "src/cli.ts"), bundle("index", "src/index.ts"), bundle("post", "src/post.ts")];
+// The CLI is two bundles: cli.js checks the Node version with nothing imported yet, then loads
+// cli-main.js (kept as a dynamic import, not inlined), whose imports an older Node could not link.
+export default [
+  bundle("cli", "src/cli.ts", ["./cli-main.js"]),
+  bundle("cli-main", "src/cli-main.ts"),
+  bundle("index", "src/index.ts"),
+  bundle("post", "src/post.ts"),
+];

@@ -1,17 +1,12 @@
 #!/usr/bin/env node
-import { main } from "./cli/main.js";
-import { processEnvironment } from "./cluster/cluster-config.js";
-import { zxCommandRunner } from "./process/command-runner.js";
-import { abortOnSignals } from "./process/shutdown.js";
+// The CLI's entry point: checks the Node it runs on before loading the CLI (cli-main.ts, a bundle of
+// its own), so an older Node gets a sentence instead of a link error. It must stay free of imports
+// other than node-requirement.ts.
+import { nodeIsRecentEnough, nodeTooOldMessage } from "./node-requirement.js";
 
-const shutdown = abortOnSignals((signal) =>
-  process.stderr.write(`\n${signal}: stopping and cleaning up (send it again to exit at once)\n`),
-);
-process.exitCode = await main(process.argv.slice(2), {
-  runner: zxCommandRunner,
-  environment: processEnvironment(),
-  stdout: process.stdout,
-  stderr: process.stderr,
-  signal: shutdown.signal,
-});
-shutdown.dispose();
+if (nodeIsRecentEnough(process.versions.node)) {
+  await import("./cli-main.js");
+} else {
+  process.stderr.write(nodeTooOldMessage(process.versions.node, process.execPath));
+  process.exitCode = 3; // ExitCode.infrastructure: the machine, not the contract or the operator
+}

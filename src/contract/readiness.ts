@@ -1,6 +1,6 @@
 import { celEnv, isCelError, parse, plan, type CelInput } from "@bufbuild/cel";
 import { asRecord } from "../util/records.js";
-import { observedGenerationValue, readinessCondition } from "./observed-generation.js";
+import { observedGenerationValue, readinessCondition, type Condition } from "./observed-generation.js";
 
 /**
  * When the custom resource counts as ready: the default looks at its
@@ -84,7 +84,8 @@ function conditionsReady(object: unknown): ReadinessResult {
   const condition = readinessCondition(object);
   if (!condition) return { ready: false, reason: "no Ready or Available condition yet" };
   const name = condition.type;
-  if (condition.status !== "True") return { ready: false, reason: `${name}=${String(condition.status)}` };
+  if (condition.status !== "True")
+    return { ready: false, reason: `${name}=${String(condition.status)}${whyNotReady(condition)}` };
   const observed = JSON.stringify(observedGenerationValue(object));
   if (observed !== undefined && observed !== JSON.stringify(generation)) {
     return {
@@ -110,4 +111,19 @@ function toCel(value: unknown): CelInput {
     return new Map(Object.entries(value).map(([key, item]) => [key, toCel(item)]));
   }
   return value as CelInput;
+}
+
+/** The longest message a readiness reason quotes. */
+const WHY_MAX = 200;
+
+/**
+ * What the operator wrote about a condition that is not True, as " (reason: message)":
+ * a timeout that says "Available=False" hides why, which the operator usually said.
+ */
+function whyNotReady(condition: Condition): string {
+  const { reason, message } = condition as Condition & { reason?: unknown; message?: unknown };
+  const text = (value: unknown) => (typeof value === "string" ? value.trim() : "");
+  const said = [text(reason), text(message)].filter((part) => part !== "").join(": ");
+  if (said === "") return "";
+  return ` (${said.length > WHY_MAX ? `${said.slice(0, WHY_MAX - 1)}…` : said})`;
 }

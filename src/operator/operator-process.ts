@@ -17,6 +17,7 @@ import { AbortedError, describeError, InfrastructureError } from "../errors.js";
 import type { KubeClient } from "../kube/kube-client.js";
 import { trackProcessGroup, untrackProcessGroup } from "../process/child-registry.js";
 import { tailLines } from "../process/command-runner.js";
+import { describeStartFailure, startFailureCause } from "./start-failure.js";
 import { processGroupMembers, signalProcess, waitForExit } from "../process/process-table.js";
 import type { ApiProxy } from "../proxy/api-proxy.js";
 import { removeProxyToken } from "../proxy/operator-kubeconfig.js";
@@ -170,10 +171,11 @@ export class OperatorProcess implements OperatorUnderTest {
               `cannot run ${command.argv[0]}: ${spawnError.message}`,
             );
           if (child.exitCode !== null || child.signalCode !== null) {
+            const tail = await this.logTail();
             throw new InfrastructureError(
               "operator/exited",
-              `operator exited (${child.exitCode ?? child.signalCode}) before it watched ${resource.resource}`,
-              await this.logTail(),
+              `operator exited (${child.exitCode ?? child.signalCode}) before it watched ${resource.resource}${describeStartFailure(startFailureCause(tail))}`,
+              tail,
             );
           }
           return proxy.sawRead({ group: resource.group, resource: resource.resource }, readsBefore)

@@ -594,8 +594,33 @@ describe("API proxy with the example operator", () => {
     expect(error).toBeInstanceOf(InfrastructureError);
     expect(error).toMatchObject({
       code: "operator/exited",
+      message:
+        "operator exited (3) before it watched webapps; its log ends with: cannot load config: no such context",
       details: ["cannot load config: no such context"],
     });
+  });
+
+  it("names the cause of an early exit from its log, with a hint for a missing webhook certificate", async () => {
+    const h = await harness();
+    // What a kubebuilder operator with webhooks on prints when no certificate is where it looks.
+    const script = [
+      `echo '2026-12-04T10:00:00Z INFO setup starting manager'`,
+      `echo '2026-12-04T10:00:00Z ERROR setup problem running manager {"error": "open /tmp/k8s-webhook-server/serving-certs/tls.crt: no such file or directory"}' >&2`,
+      `echo '2026-12-04T10:00:00Z INFO shutting down'`,
+      "exit 1",
+    ].join("; ");
+    const failing = new OperatorProcess({
+      command: { argv: ["sh", "-c", script] },
+      proxy: h.proxy,
+      customResource: WEBAPP_RESOURCE,
+      workDir: h.workDir,
+      kube: cluster.client,
+    });
+    const error = (await failing.start().catch((e: unknown) => e)) as InfrastructureError;
+    expect(error.message).toMatch(
+      /^operator exited \(1\) before it watched webapps; its log ends with: .*ERROR setup problem running manager .*tls\.crt: no such file or directory"\} — its webhook server has no serving certificate: /,
+    );
+    expect(error.message).toContain('ENABLE_WEBHOOKS: "false"');
   });
 
   it("leaves no operator process behind when a start is aborted", async () => {

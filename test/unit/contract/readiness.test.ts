@@ -65,6 +65,34 @@ describe("readiness: whether it states its generation", () => {
   });
 });
 
+describe("readiness: why a condition is not True", () => {
+  const conditions = { kind: "conditions" } as const;
+  const reasonOf = (condition: Record<string, unknown>) =>
+    evaluateReadiness(conditions, object({ conditions: [{ type: "Available", ...condition }] })).reason;
+
+  it.each([
+    [
+      "reason and message",
+      { status: "False", reason: "MinimumReplicasUnavailable", message: "0 of 3 ready" },
+      "Available=False (MinimumReplicasUnavailable: 0 of 3 ready)",
+    ],
+    ["a reason alone", { status: "Unknown", reason: "Reconciling" }, "Available=Unknown (Reconciling)"],
+    [
+      "a message alone, trimmed",
+      { status: "False", message: "  waiting for the database  " },
+      "Available=False (waiting for the database)",
+    ],
+    ["neither", { status: "False", reason: "", message: 7 }, "Available=False"],
+  ])("quotes what the operator wrote: %s", (_name, condition, reason) => {
+    expect(reasonOf(condition)).toBe(reason);
+  });
+
+  it("cuts a long message to 200 characters", () => {
+    const reason = reasonOf({ status: "False", reason: "Failed", message: "x".repeat(500) });
+    expect(reason).toBe(`Available=False (Failed: ${"x".repeat(191)}…)`);
+  });
+});
+
 describe("readiness: CEL", () => {
   it("evaluates over the custom resource as self, whole numbers as ints", () => {
     const cel = compileCelReadiness("self.status.availableReplicas == self.spec.replicas");
