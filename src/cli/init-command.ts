@@ -3,9 +3,11 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { loadContract } from "../contract/load-contract.js";
 import { ExitCode, UsageError } from "../errors.js";
 import { errnoText, pathExists } from "../util/files.js";
+import { VERSION } from "../version.js";
 import { parseFlags } from "./arguments.js";
 import type { CommandContext } from "./main.js";
 import {
+  CONTROLLER_DIRS,
   isMainPackageSource,
   isManifestName,
   LAYOUT_DIRS,
@@ -145,11 +147,17 @@ async function readRepository(
     const file = join(dir, candidate);
     if (await pathExists(file)) mains.set(candidate, await readPackage(dirname(file)));
   }
+  const controllers = new Map<string, PackageRead>();
+  for (const candidate of CONTROLLER_DIRS) {
+    const path = join(dir, candidate);
+    if (await isDirectory(path)) controllers.set(candidate, await readPackage(path));
+  }
   return {
     dir,
     cwd: process.cwd(),
     directories,
     mains,
+    controllers,
     ...(flags.crds === undefined ? {} : { crds: await readCrdsFlag(flags.crds) }),
     ...(flags.sample === undefined
       ? {}
@@ -215,12 +223,20 @@ async function readText(path: string): Promise<FileRead> {
 
 /**
  * The schema for the `# yaml-language-server` line: the package's copy in the
- * nearest node_modules above the contract, else where a local install would put it.
+ * nearest node_modules above the contract (a project that installed the kit),
+ * else this version's copy as the package was published, by URL: an `npx`
+ * user has no node_modules to point at, and the file must work in every
+ * clone of the operator's repository.
  */
 async function schemaReference(outputDir: string): Promise<string> {
   for (let d = outputDir; ; d = dirname(d)) {
     const pkg = join(d, "node_modules", "reconcile-conformance");
     if (await pathExists(pkg)) return toPosix(relative(outputDir, join(pkg, "schema", SCHEMA_FILE)));
-    if (dirname(d) === d) return `node_modules/reconcile-conformance/schema/${SCHEMA_FILE}`;
+    if (dirname(d) === d) return publishedSchemaUrl(VERSION);
   }
+}
+
+/** The published package's schema file of `version`, served by a CDN of the npm registry's packages. */
+export function publishedSchemaUrl(version: string): string {
+  return `https://unpkg.com/reconcile-conformance@${version}/schema/${SCHEMA_FILE}`;
 }

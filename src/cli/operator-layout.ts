@@ -20,6 +20,14 @@ import { displayPath, toPosix } from "./user-paths.js";
 export const CRD_DIRS = ["config/crd/bases", "deploy/crds", "crds"] as const;
 /** Where the same layouts keep samples of the custom resources. */
 export const SAMPLE_DIRS = ["config/samples", "deploy/crds", "samples"] as const;
+/** Where the controllers' packages are in the layouts init knows (kubebuilder's, operator-sdk's older one). */
+export const CONTROLLER_DIRS = [
+  "internal/controller",
+  "controllers",
+  "pkg/controller",
+  "internal/controllers",
+] as const;
+
 /** Where the main package's main.go is, first match wins. */
 export const MAIN_FILES = ["cmd/main.go", "main.go", "cmd/manager/main.go"] as const;
 /** What kubebuilder's `make build` writes; the command when no main.go is found and none is given. */
@@ -63,6 +71,8 @@ export interface RepositoryRead {
   readonly directories: ReadonlyMap<string, DirectoryRead>;
   /** Each of MAIN_FILES (relative to dir) that exists, with its directory's package; the others are absent. */
   readonly mains: ReadonlyMap<string, PackageRead>;
+  /** Each of CONTROLLER_DIRS (relative to dir) that is a directory, with its package's sources. */
+  readonly controllers?: ReadonlyMap<string, PackageRead>;
   /** --crds: what stat found at its path, and what was read there. */
   readonly crds?: {
     readonly flag: string;
@@ -156,6 +166,41 @@ export interface OperatorLayout {
   /** Example updates derived from the CRD's schema (two, of different fields, when it offers them). */
   readonly updates: readonly ProposedUpdate[];
   readonly readiness: "conditions" | "quiet";
+  /** The environment variables the main and controller packages read, in the order first read. */
+  readonly environment: readonly EnvironmentRead[];
+}
+
+/** An environment variable the operator's code reads. */
+export interface EnvironmentRead {
+  readonly name: string;
+  /** Where it is read first ("cmd/main.go"), relative to the project directory. */
+  readonly file: string;
+  /** "os.Getenv" or "os.LookupEnv". */
+  readonly how: string;
+}
+
+/**
+ * Variables the kit gives the operator itself, or that mean nothing in a
+ * run: never proposed for operator.env.
+ */
+const KIT_SETS = new Set(["KUBECONFIG", "HOME", "PATH", "USER", "TMPDIR"]);
+
+/**
+ * The environment variables `os.Getenv("X")` / `os.LookupEnv("X")` read in
+ * the given Go sources, each once, in order. Names built at run time are not
+ * seen. Pure.
+ */
+export function environmentReads(
+  sources: readonly { readonly file: string; readonly text: string }[],
+): EnvironmentRead[] {
+  const found = new Map<string, EnvironmentRead>();
+  for (const { file, text } of sources) {
+    for (const match of text.matchAll(/\bos\.(Getenv|LookupEnv)\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g)) {
+      const [, how = "", name = ""] = match;
+      if (!found.has(name) && !KIT_SETS.has(name)) found.set(name, { name, file, how: `os.${how}` });
+    }
+  }
+  return [...found.values()];
 }
 
 /**
@@ -184,7 +229,21 @@ export function operatorLayout(read: RepositoryRead): OperatorLayout {
     namespaced,
     updates: proposeStarterUpdates(sample.spec, schema),
     readiness: chooseReadiness(schema),
+    environment: environmentReads(goSources(read)),
   };
+}
+
+/** The Go sources of the main package and of the controller packages, each named relative to the project. */
+function goSources(read: RepositoryRead): { file: string; text: string }[] {
+  const packages = [...read.mains.entries()].map(([main, found]) => [toPosix(dirname(main)), found] as const);
+  const controllers = [...(read.controllers ?? new Map<string, PackageRead>()).entries()];
+  return [...packages, ...controllers].flatMap(([dir, found]) =>
+    "error" in found
+      ? []
+      : found.files.flatMap(({ name, read: source }) =>
+          "error" in source ? [] : [{ file: dir === "." ? name : `${dir}/${name}`, text: source.text }],
+        ),
+  );
 }
 
 // ---------------------------------------------------------------- CRDs

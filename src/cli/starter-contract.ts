@@ -77,6 +77,51 @@ interface Example {
   readonly value: unknown;
 }
 
+/**
+ * operator.env and the variables the operator's code reads. Kubebuilder's
+ * webhook switch is set to "false": the kit does not serve admission
+ * webhooks yet, and with them on the operator exits at start for want of a
+ * serving certificate. The others are shown commented out, each with a
+ * placeholder to fill in: no default can be read off the code, and set to ""
+ * a variable is not unset (os.LookupEnv tells the two apart). The namespace
+ * variable is the kit's to set.
+ */
+function environmentField(
+  reads: OperatorLayout["environment"],
+  namespaceVariable: string | undefined,
+): Field {
+  const own = reads.filter((r) => r.name !== namespaceVariable);
+  const webhooks = own.find((r) => r.name === WEBHOOK_SWITCH);
+  const others = own.filter((r) => r !== webhooks);
+  return {
+    key: "env",
+    value: webhooks ? { [WEBHOOK_SWITCH]: quoted("false") } : {},
+    notes: [
+      ...(webhooks
+        ? [
+            `${WEBHOOK_SWITCH}: read in ${webhooks.file} (${webhooks.how}); "false" switches kubebuilder's webhooks off, which the kit cannot serve yet: the run tests the operator without its admission webhooks.`,
+          ]
+        : []),
+      ...others.map((r) => `${r.name}: read in ${r.file} (${r.how}); no default could be read off the code.`),
+    ],
+    ...(others.length > 0
+      ? {
+          example: {
+            intro: "With the variables it reads (uncomment, keep those the run needs, give each its value):",
+            key: "env",
+            value: {
+              ...(webhooks ? { [WEBHOOK_SWITCH]: quoted("false") } : {}),
+              ...Object.fromEntries(others.map((r) => [r.name, quoted("<value>")])),
+            },
+          },
+        }
+      : {}),
+  };
+}
+
+/** kubebuilder's main.go runs the webhooks unless this is "false". */
+const WEBHOOK_SWITCH = "ENABLE_WEBHOOKS";
+
 function starterFields({ layout, dir, outputDir }: StarterContractInput): Field[] {
   // The defaults, from the schema itself, so the starter shows what a field left alone means.
   const defaults = contractSchema.parse({ operator: { command: ["x"] }, crds: ["x"], sample: "x" });
@@ -114,7 +159,7 @@ function starterFields({ layout, dir, outputDir }: StarterContractInput): Field[
         workingDir === "."
           ? { key: "workingDir", commentedOut: true, value: "." }
           : { key: "workingDir", value: quoted(workingDir) },
-        { key: "env", value: defaults.operator.env },
+        environmentField(layout.environment, "env" in namespaced ? namespaced.env : undefined),
         { key: "passThroughEnv", value: defaults.operator.passThroughEnv },
         command.goRun
           ? {

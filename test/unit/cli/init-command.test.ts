@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { parse, stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { initCommand } from "../../../src/cli/init-command.js";
+import { VERSION } from "../../../src/version.js";
 import { contractJsonSchema } from "../../../src/contract/contract-schema.js";
 import { loadContract, type Contract, type ProcessOperator } from "../../../src/contract/load-contract.js";
 import { ExitCode, UsageError } from "../../../src/errors.js";
@@ -467,6 +468,42 @@ describe("init", () => {
     expect((await readFile(join(dir, "other.yaml"), "utf8")).split("\n")[0]).toBe(
       "# yaml-language-server: $schema=https://example.com/s.json",
     );
+  });
+
+  it("points the schema line of an npx user (no node_modules above) at this version's published schema", async () => {
+    const dir = await kubebuilderProject(KUBEBUILDER_MAIN(""));
+    await initCommand(["--dir", dir], testContext().context);
+    const first = (await readFile(join(dir, "reconcile-conformance.yaml"), "utf8")).split("\n")[0];
+    expect(first).toBe(
+      `# yaml-language-server: $schema=https://unpkg.com/reconcile-conformance@${VERSION}/schema/reconcile-conformance.schema.json`,
+    );
+  });
+
+  it("writes the variables main.go and the controller package read into operator.env, webhooks off", async () => {
+    const dir = await kubebuilderProject(
+      KUBEBUILDER_MAIN(`\tif os.Getenv("ENABLE_WEBHOOKS") != "false" {\n\t}\n\t_ = os.Getenv("KUBECONFIG")`),
+    );
+    await mkdir(join(dir, "internal/controller"), { recursive: true });
+    await writeFile(
+      join(dir, "internal/controller/webapp_controller.go"),
+      'package controller\n\nimport "os"\n\nfunc image() string {\n\tif v, ok := os.LookupEnv("WEBAPP_IMAGE"); ok {\n\t\treturn v\n\t}\n\treturn os.Getenv( "WEBAPP_IMAGE" )\n}\n',
+    );
+    await writeFile(
+      join(dir, "internal/controller/webapp_controller_test.go"),
+      'package controller\n\nvar _ = os.Getenv("TEST_ONLY")\n',
+    );
+    await initCommand(["--dir", dir], testContext().context);
+    const text = await readFile(join(dir, "reconcile-conformance.yaml"), "utf8");
+    const written = parse(text) as { operator: { env: Record<string, string> } };
+    // KUBECONFIG is the kit's to set; a _test.go file is not the operator.
+    expect(written.operator.env).toEqual({ ENABLE_WEBHOOKS: "false" });
+    expect(text).toContain("# WEBAPP_IMAGE: read in internal/controller/webapp_controller.go (os.LookupEnv)");
+    expect(text).toMatch(/^ *#\s+WEBAPP_IMAGE: "<value>"$/m);
+    expect(text).not.toMatch(/TEST_ONLY|KUBECONFIG: read/);
+    // And loadContract takes it as written.
+    expect(processOperator(await loadContract(join(dir, "reconcile-conformance.yaml"))).env).toMatchObject({
+      ENABLE_WEBHOOKS: "false",
+    });
   });
 
   it("names where it looked and the flag to give when there are no CRDs", async () => {

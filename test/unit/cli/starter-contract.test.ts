@@ -27,6 +27,7 @@ const LAYOUT: OperatorLayout = {
   namespaced: { arg: "--watch-namespace", why: "cmd/main.go defines the flag --watch-namespace" },
   updates: [{ field: "size", from: 1, to: 2 }],
   readiness: "conditions",
+  environment: [],
 };
 
 const write = (layout: Partial<OperatorLayout> = {}, outputDir = "/repo") =>
@@ -201,5 +202,32 @@ describe("starterContract", () => {
     expect(prose(text)).toContain(
       "Other samples beside it (this one is the first whose kind the CRDs serve): config/samples/other.yaml (Gizmo).",
     );
+  });
+});
+
+describe("starterContract: the variables the operator reads", () => {
+  it("sets the webhook switch off, and shows the others commented out with a placeholder and where each is read", () => {
+    const text = write({
+      environment: [
+        { name: "ENABLE_WEBHOOKS", file: "cmd/main.go", how: "os.Getenv" },
+        { name: "DATABASE_URL", file: "internal/controller/db.go", how: "os.LookupEnv" },
+      ],
+    });
+    const contract = parse(text) as { operator: { env: Record<string, string> } };
+    expect(contract.operator.env).toEqual({ ENABLE_WEBHOOKS: "false" });
+    expect(text).toContain("# DATABASE_URL: read in internal/controller/db.go (os.LookupEnv); no default");
+    expect(text).toMatch(/^ *#\s+DATABASE_URL: "<value>"$/m);
+    expect(text).toMatch(
+      /# ENABLE_WEBHOOKS: read in cmd\/main\.go \(os\.Getenv\); "false" switches kubebuilder's webhooks/,
+    );
+  });
+
+  it("leaves the namespace variable to the kit", () => {
+    const text = write({
+      namespaced: { env: "WATCH_NAMESPACE", why: "cmd/main.go reads WATCH_NAMESPACE" },
+      environment: [{ name: "WATCH_NAMESPACE", file: "cmd/main.go", how: "os.Getenv" }],
+    });
+    expect((parse(text) as { operator: { env: unknown } }).operator.env).toEqual({});
+    expect(text).not.toContain("WATCH_NAMESPACE: read in");
   });
 });
