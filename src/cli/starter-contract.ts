@@ -187,6 +187,14 @@ function starterFields({ layout, dir, outputDir }: StarterContractInput): Field[
     { key: "crds", value: crds.files.map((f) => quoted(at(f))), notes: crdNotes },
     { key: "sample", value: quoted(at(sample.file)), notes: sampleNotes },
     {
+      key: "fixtures",
+      value: [],
+      example: {
+        intro: "For example (a manifest beside this file):",
+        value: [quoted("fixtures/credentials.yaml")],
+      },
+    },
+    {
       key: "images",
       value: [],
       example: { intro: "For example, on kind:", value: [quoted("example.com/web:ci")] },

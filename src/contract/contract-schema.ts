@@ -238,6 +238,14 @@ export const contractSchema = z
     sample: relativePath("the sample custom resource").describe(
       "The sample custom resource every scenario creates (in its own namespace).",
     ),
+    fixtures: z
+      .array(relativePath("a manifest of objects the sample needs"), {
+        error: "expected a list of manifest paths",
+      })
+      .default([])
+      .describe(
+        "Manifests of what the sample refers to and must exist first (a Secret with credentials, a ConfigMap, another custom resource, a StorageClass). Namespaced objects are created in each scenario's namespace before the sample and go with it; cluster-scoped ones once per run, removed at its end. Never the operator's children: never drifted, never counted, never crashed on; an operator write that changes one is named in the evidence of that scenario's verdicts.",
+      ),
     images: z
       .array(
         imageReference(

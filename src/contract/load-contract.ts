@@ -56,6 +56,8 @@ export interface Contract {
     readonly resource: string;
     readonly kind: string;
   };
+  /** What the sample needs to exist first (`fixtures`), each object with the file it was read from. */
+  readonly fixtures: readonly { readonly file: string; readonly object: KubeObject }[];
   /** Local images loaded into a kind cluster before the run (the children's operands). */
   readonly images: readonly string[];
   readonly updates: readonly Readonly<Record<string, unknown>>[];
@@ -193,6 +195,30 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
       `${file}: sample: ${doc.sample} needs apiVersion, kind and metadata.name (got ${sample.apiVersion ?? "?"} ${sample.kind ?? "?"} ${sample.metadata?.name ?? "?"})`,
     );
   }
+  const fixtures = (
+    await Promise.all(
+      doc.fixtures.map(async (relative, index) => {
+        const field = `fixtures[${index}]`;
+        const objects = await readManifests(file, field, at(relative));
+        return objects.map((object) => {
+          const name = object.metadata?.name;
+          if (!object.apiVersion || !object.kind || !name) {
+            throw new UsageError(
+              "config/invalid",
+              `${file}: ${field}: ${relative} holds an object without apiVersion, kind or metadata.name`,
+            );
+          }
+          if (object.metadata?.namespace !== undefined) {
+            throw new UsageError(
+              "config/invalid",
+              `${file}: ${field}: ${relative}: ${object.kind} ${name} names namespace ${object.metadata.namespace}: leave it out, every scenario gets its own copy in its own namespace`,
+            );
+          }
+          return { file: at(relative), object };
+        });
+      }),
+    )
+  ).flat();
   const customResource = servingCrd(
     file,
     sample,
@@ -221,6 +247,7 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
     crds: crds.flat(),
     sample: { file: at(doc.sample), object: sample },
     customResource,
+    fixtures,
     images: doc.images,
     updates: doc.updates,
     ...(doc.generatedUpdates

@@ -308,6 +308,14 @@ export class KubeClient {
     return `${base}/${encodeURIComponent(ref.name)}${subresource ? `/${subresource}` : ""}`;
   }
 
+  /** The plural resource name and scope of a kind, from discovery (NotFound when the server does not serve it). */
+  async resourceOf(
+    apiVersion: string,
+    kind: string,
+  ): Promise<{ readonly plural: string; readonly namespaced: boolean }> {
+    return this.resource(apiVersion, kind);
+  }
+
   /**
    * The kind served under a plural resource name (the write log knows
    * resources, the facade's verbs take kinds), through the same discovery.

@@ -18,6 +18,7 @@ import { KNOWN_CHECKS, SUITES } from "../suites/index.js";
 import type { ScenarioDeps, Timings } from "../scenario/scenario.js";
 import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
 import { scenarioKey, WHOLE_RUN, type Shard } from "./shard.js";
+import { createFixtures, deleteFixtures, resolveFixtures } from "../scenario/fixtures.js";
 import { SpecReferences } from "../scenario/spec-references.js";
 import { referencesNeeded, runSuite, type ScenarioResult } from "./suite-runner.js";
 import { isoNow, type Clock } from "../util/clock.js";
@@ -142,6 +143,13 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     cleanups.push(() => Promise.resolve(kube.close()));
     deps.progress.phase(`installing ${config.contract.crds.length} CRD(s)`);
     await installCrds(kube, config.contract, deps.signal);
+    const fixtures = await resolveFixtures(kube, config.contract);
+    const clusterFixtures = fixtures.filter((f) => !f.namespaced);
+    if (clusterFixtures.length > 0) {
+      deps.progress.phase(`creating ${clusterFixtures.length} cluster-scoped fixture(s)`);
+      cleanups.push(() => deleteFixtures(kube, clusterFixtures));
+      await createFixtures(kube, clusterFixtures, undefined);
+    }
 
     await loadOperandImages(config.contract.images, access, deps);
 
@@ -168,6 +176,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       clock: deps.clock,
       keep: () => config.keep,
       ...(deps.timings ? { timings: deps.timings } : {}),
+      fixtures,
     });
     const references = new SpecReferences(scenarioDeps(join(config.workDir, "references")), slots);
     // Every reference the selected checks will ask for, computed now and side by side (each is

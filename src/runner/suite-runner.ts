@@ -5,6 +5,7 @@ import { describeError } from "../errors.js";
 import { redactSecretBody } from "../proxy/secret-redaction.js";
 import type { ScenarioReport } from "../report/report-model.js";
 import { Inconclusive, Scenario, type ScenarioDeps } from "../scenario/scenario.js";
+import { fixtureChanges } from "../scenario/fixtures.js";
 import type { SpecReference, SpecReferences } from "../scenario/spec-references.js";
 import type { AnyCheck, Judgement, Observer, Skip, Suite, TargetContext } from "../suites/check.js";
 import { shownValue } from "../suites/shared/drift-targets.js";
@@ -281,14 +282,18 @@ async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise
       },
       group.target,
     );
-    const results = group.checks.map((check) => verdict(check, check.judge(observation, deps.contract)));
+    const touched = scenario ? touchedFixtures(scenario, deps) : [];
+    const results = group.checks.map((check) =>
+      verdict(check, withNotes(check.judge(observation, deps.contract), touched)),
+    );
     // A check that needs no scenario (the cluster's) records beside the suite's scenarios.
     const folder = scenario?.workDir ?? join(deps.workDir, group.observer.scenario);
     await record(folder, group.name, observation, results, deps);
     return results;
   } catch (error) {
     if (error instanceof Inconclusive) {
-      const notes = error.notes.length > 0 ? { evidence: { notes: [...error.notes] } } : {};
+      const all = [...error.notes, ...(scenario ? touchedFixtures(scenario, deps) : [])];
+      const notes = all.length > 0 ? { evidence: { notes: all } } : {};
       return group.checks.map((check) =>
         verdict(check, { status: "inconclusive", message: error.message, ...notes }),
       );
@@ -306,6 +311,23 @@ async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise
     // A scenario still opening when the observer threw is closed once it is open.
     await (opening ? opening.then((s) => s.close()).catch(() => undefined) : undefined);
   }
+}
+
+/** The operator's writes to the contract's fixtures in this scenario, as notes (fixtures.ts). */
+function touchedFixtures(scenario: Scenario, deps: ScenarioDeps): string[] {
+  if (!deps.fixtures?.length) return [];
+  return fixtureChanges(
+    scenario.proxy.writeLog.query({ actor: "operator" }),
+    deps.fixtures,
+    scenario.namespace,
+  );
+}
+
+/** A judgement with more notes in its evidence. */
+function withNotes(judgement: Judgement, notes: readonly string[]): Judgement {
+  if (notes.length === 0) return judgement;
+  const evidence = judgement.evidence ?? {};
+  return { ...judgement, evidence: { ...evidence, notes: [...(evidence.notes ?? []), ...notes] } };
 }
 
 /** Writes a scenario's observation and verdicts beside its logs (Secret values as hashes), to judge it again later. */

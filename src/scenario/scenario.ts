@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { specUpdates, updateName, type Contract } from "../contract/load-contract.js";
+import { createFixtures, type Fixture } from "./fixtures.js";
 import { evaluateReadiness } from "../contract/readiness.js";
 import { describeError } from "../errors.js";
 import { isNotFound } from "../kube/api-errors.js";
@@ -32,6 +33,8 @@ export interface ScenarioDeps {
   readonly operators: OperatorLauncher;
   /** Where the time goes, for the run benchmark. */
   readonly timings?: Timings;
+  /** The contract's fixtures, resolved (fixtures.ts): the namespaced ones are made in every scenario's namespace. */
+  readonly fixtures?: readonly Fixture[];
 }
 
 /** The Timings entry that sums whole scenarios (namespace to cleanup), not one of their phases. */
@@ -152,6 +155,12 @@ export class Scenario {
             });
         },
       });
+      // What the sample refers to, there before it (and before the operator), gone with the namespace.
+      await createFixtures(
+        deps.kube,
+        (deps.fixtures ?? []).filter((f) => f.namespaced),
+        namespace,
+      );
       const proxy = await ApiProxy.start({
         upstream: deps.upstream,
         logDir: workDir,

@@ -312,6 +312,7 @@ describe("init", () => {
         "startTimeout",
         "crds",
         "sample",
+        "fixtures",
         "images",
         "updates",
         "generatedUpdates",

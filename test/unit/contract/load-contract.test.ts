@@ -353,6 +353,54 @@ describe("loadContract", () => {
   });
 });
 
+describe("fixtures", () => {
+  const secret = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "db" },
+    stringData: { password: "p" },
+  };
+  const storageClass = {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: { name: "fast" },
+    provisioner: "x",
+  };
+
+  it("reads every object of every file, in order, with the file it came from", async () => {
+    const file = await contractDir(
+      { ...minimal, fixtures: ["fixtures/all.yaml"] },
+      { "fixtures/all.yaml": `${stringify(secret)}---\n${stringify(storageClass)}` },
+    );
+    const contract = await loadContract(file);
+    const at = join(file, "..", "fixtures/all.yaml");
+    expect(contract.fixtures).toEqual([
+      { file: at, object: secret },
+      { file: at, object: storageClass },
+    ]);
+    expect((await loadContract(await contractDir(minimal))).fixtures).toEqual([]);
+  });
+
+  it.each([
+    [
+      { ...secret, metadata: { name: "db", namespace: "prod" } },
+      /fixtures\[0\]: f\.yaml: Secret db names namespace prod: leave it out/,
+    ],
+    [
+      { apiVersion: "v1", kind: "Secret", metadata: {} },
+      /fixtures\[0\]: f\.yaml holds an object without apiVersion, kind or metadata\.name/,
+    ],
+  ])("refuses a fixture that cannot be made per scenario: %j", async (object, message) => {
+    expect(await loadError({ ...minimal, fixtures: ["f.yaml"] }, { "f.yaml": object })).toMatch(message);
+  });
+
+  it("names a fixture file that cannot be read", async () => {
+    expect(await loadError({ ...minimal, fixtures: ["missing.yaml"] })).toMatch(
+      /fixtures\[0\]: cannot read .*missing\.yaml/,
+    );
+  });
+});
+
 describe("generatedUpdates", () => {
   it("makes up one change per simply typed spec field of the spec the updates end on, after the updates", async () => {
     const file = join(exampleDir, "reconcile-conformance.yaml");
