@@ -1,4 +1,5 @@
-import { mkdir, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { loadContract } from "../contract/load-contract.js";
 import { ExitCode, UsageError } from "../errors.js";
@@ -29,6 +30,7 @@ export const initFlags = {
   command: { type: "string" },
   schema: { type: "string" },
   verbose: { type: "boolean" },
+  "no-build": { type: "boolean" },
 } as const;
 
 const SCHEMA_FILE = "reconcile-conformance.schema.json";
@@ -55,7 +57,17 @@ export async function initCommand(args: string[], context: CommandContext): Prom
   const layout = operatorLayout(await readRepository(dir, values));
   const { crds, sample, others, main, command, namespaced, updates } = layout;
   const schemaRef = values.schema ?? (await schemaReference(outputDir));
-  const text = starterContract({ layout, dir, outputDir, schemaRef });
+  const firstBuild =
+    command.goRun && main && values["no-build"] !== true
+      ? await buildOnce(dir, main.target, context)
+      : undefined;
+  const text = starterContract({
+    layout,
+    dir,
+    outputDir,
+    schemaRef,
+    ...(firstBuild === undefined ? {} : { firstBuildSeconds: firstBuild }),
+  });
 
   await mkdir(outputDir, { recursive: true });
   await writeFile(output, text, { flag: "wx" }).catch((error: unknown) => {
@@ -104,6 +116,46 @@ export async function initCommand(args: string[], context: CommandContext): Prom
     relative(process.cwd(), output) === "reconcile-conformance.yaml" ? "" : ` --config ${display(output)}`;
   logger.info(`next: review the file, then run: reconcile-conformance run${config}`);
   return ExitCode.ok;
+}
+
+/** How long `go build` of a cold module may take before init gives up on measuring it. */
+const BUILD_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * Builds the operator once, as its first `go run` would, and returns how
+ * long that took in seconds: the first `run` then starts from Go's build
+ * cache, and the starter's startTimeout allows for a cold build elsewhere
+ * (a CI machine). Undefined when the build failed (said, with its last
+ * lines): the run would show the same error, with the operator's log.
+ */
+async function buildOnce(dir: string, target: string, context: CommandContext): Promise<number | undefined> {
+  const { logger } = context;
+  logger.info(
+    `init: building the operator once (go build ${target}), so its first start needs no compile; a cold module can take minutes (--no-build skips this)`,
+  );
+  const started = Date.now();
+  const output = join(await mkdtemp(join(tmpdir(), "rc-init-build-")), "operator");
+  try {
+    const result = await context.runner.run(["go", "build", "-o", output, target], {
+      cwd: dir,
+      signal: context.signal,
+      timeoutMs: BUILD_TIMEOUT_MS,
+      onStderrLine: (line) => logger.debug(`go build: ${line}`),
+    });
+    const seconds = Math.round((Date.now() - started) / 100) / 10;
+    if (result.exitCode !== 0) {
+      const tail = result.stderr.trim().split("\n").slice(-5).join("\n  ");
+      logger.warn(`init: go build ${target} failed (exit ${result.exitCode}) after ${seconds} s:\n  ${tail}`);
+      return undefined;
+    }
+    logger.info(`init: built in ${seconds} s`);
+    return seconds;
+  } catch (error) {
+    logger.warn(`init: could not build the operator (go build ${target}): ${errnoText(error)}`);
+    return undefined;
+  } finally {
+    await rm(dirname(output), { recursive: true, force: true });
+  }
 }
 
 function outputExists(output: string): UsageError {

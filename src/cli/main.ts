@@ -30,12 +30,14 @@ const USAGE = `reconcile-conformance ${VERSION}: tests that a Kubernetes operato
 
 Usage:
   reconcile-conformance init [--dir D] [--crds DIR] [--sample FILE] [--output F] [--command "..."]
-                             [--schema URL]
+                             [--schema URL] [--no-build]
       Write a starter contract for the operator in D (default .) to F (default
       D/reconcile-conformance.yaml; never overwritten). Finds the kubebuilder layout:
       config/crd/bases (CRDs), config/samples (a sample of a kind they serve), cmd/main.go
       or main.go (run with \`go run\`; its namespace flag or WATCH_NAMESPACE sets
-      operator.namespaced). --command gives the operator's command line instead.
+      operator.namespaced), the variables its code reads. --command gives the operator's
+      command line instead. A \`go run\` operator is built once (--no-build skips it) and
+      startTimeout set from the time it took.
   reconcile-conformance run [--config F] [--cluster kwok|kind|existing] [--suite a,b] [--check ID]
                             [--report-dir D] [--summary F] [--strict] [--keep] [--parallel N]
                             [--shard i/n] [--scenario ID] [--binaries auto|download|build]

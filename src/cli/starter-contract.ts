@@ -35,6 +35,8 @@ export interface StarterContractInput {
   readonly outputDir: string;
   /** The JSON Schema for the `# yaml-language-server` line. */
   readonly schemaRef: string;
+  /** How long init's own `go build` of the operator took, when it built it. */
+  readonly firstBuildSeconds?: number;
 }
 
 /** The starter contract's text: valid YAML that loadContract accepts, with the schema's words as comments. */
@@ -122,7 +124,30 @@ function environmentField(
 /** kubebuilder's main.go runs the webhooks unless this is "false". */
 const WEBHOOK_SWITCH = "ENABLE_WEBHOOKS";
 
-function starterFields({ layout, dir, outputDir }: StarterContractInput): Field[] {
+/**
+ * A `go run` operator's startTimeout: its first start compiles it. From the
+ * build init timed, with room for a machine whose cache is cold (CI): half
+ * again as long, plus a minute; never under the 180 s of an unmeasured one.
+ */
+export function goRunStartTimeout(firstBuildSeconds: number | undefined): Field {
+  if (firstBuildSeconds === undefined) {
+    return {
+      key: "startTimeout",
+      value: "180s",
+      notes: ["Longer here: the first `go run` compiles the operator."],
+    };
+  }
+  const seconds = Math.max(180, Math.ceil(firstBuildSeconds * 1.5 + 60));
+  return {
+    key: "startTimeout",
+    value: `${seconds}s`,
+    notes: [
+      `init built the operator in ${firstBuildSeconds} s; a first \`go run\` where Go's build cache is cold (a CI machine) compiles as long: this allows half again as long, plus a minute.`,
+    ],
+  };
+}
+
+function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterContractInput): Field[] {
   // The defaults, from the schema itself, so the starter shows what a field left alone means.
   const defaults = contractSchema.parse({ operator: { command: ["x"] }, crds: ["x"], sample: "x" });
   const at = (path: string) => toPosix(relative(outputDir, path)) || ".";
@@ -162,11 +187,7 @@ function starterFields({ layout, dir, outputDir }: StarterContractInput): Field[
         environmentField(layout.environment, "env" in namespaced ? namespaced.env : undefined),
         { key: "passThroughEnv", value: defaults.operator.passThroughEnv },
         command.goRun
-          ? {
-              key: "startTimeout",
-              value: "180s",
-              notes: ["Longer here: the first `go run` compiles the operator."],
-            }
+          ? goRunStartTimeout(firstBuildSeconds)
           : { key: "startTimeout", value: defaults.operator.startTimeout },
         "none" in namespaced
           ? {

@@ -24,11 +24,11 @@ function processOperator(contract: Contract): ProcessOperator {
 const WEBAPP_CRD = "config/crd/bases/demo.reconcile-conformance.dev_webapps.yaml";
 const WEBAPP_SAMPLE = "config/samples/demo_v1alpha1_webapp.yaml";
 
-/** A CommandContext whose logger lines are kept; nothing may run a command. */
+/** A CommandContext whose logger lines are kept; a command it runs is refused (init then says it could not build, and goes on). */
 function testContext() {
   const lines: string[] = [];
   const { context } = commandContext({
-    runner: refusingRunner("init must not run commands"),
+    runner: refusingRunner("no command runs in these tests"),
     environment: { env: {}, homeDir: "/nonexistent" },
     logger: {
       info: (m) => lines.push(m),

@@ -1,7 +1,7 @@
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import type { OperatorLayout } from "../../../src/cli/operator-layout.js";
-import { starterContract } from "../../../src/cli/starter-contract.js";
+import { goRunStartTimeout, starterContract } from "../../../src/cli/starter-contract.js";
 import {
   contractJsonSchema,
   contractSchema,
@@ -229,5 +229,17 @@ describe("starterContract: the variables the operator reads", () => {
     });
     expect((parse(text) as { operator: { env: unknown } }).operator.env).toEqual({});
     expect(text).not.toContain("WATCH_NAMESPACE: read in");
+  });
+});
+
+describe("goRunStartTimeout", () => {
+  it.each([
+    [undefined, "180s"],
+    [4.2, "180s"],
+    [80, "180s"],
+    [300, "510s"],
+    [600.5, "961s"],
+  ])("a build of %s s gives %s", (seconds, value) => {
+    expect(goRunStartTimeout(seconds).value).toBe(value);
   });
 });
