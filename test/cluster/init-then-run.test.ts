@@ -1,0 +1,71 @@
+import { cp, mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import type { RunReport } from "../../src/report/report-model.js";
+import { runCli } from "../support/run-cli.js";
+import { exampleDir } from "../support/webapp-example.js";
+
+// A new user's first hour, as one test: the example operator laid out as kubebuilder lays a
+// project out (config/crd/bases, config/samples, main.go and its module at the root), `init` on
+// it, then `run` on the contract init wrote, unedited, to a verdict on every check.
+
+/** The example operator's sources in a kubebuilder-style tree of its own. */
+async function kubebuilderLayout(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "rc-init-run-"));
+  for (const entry of ["go.mod", "go.sum", "main.go", "write_log.go", "api", "internal"]) {
+    await cp(join(exampleDir, entry), join(dir, entry), { recursive: true });
+  }
+  await mkdir(join(dir, "config/crd/bases"), { recursive: true });
+  await mkdir(join(dir, "config/samples"), { recursive: true });
+  await cp(
+    join(exampleDir, "crds/webapp.yaml"),
+    join(dir, "config/crd/bases/demo.reconcile-conformance.dev_webapps.yaml"),
+  );
+  await cp(join(exampleDir, "samples/webapp.yaml"), join(dir, "config/samples/demo_v1alpha1_webapp.yaml"));
+  return dir;
+}
+
+describe("init, then run on what it wrote", () => {
+  it(
+    "reaches a verdict on every check with the contract as init wrote it",
+    { timeout: 1_200_000 },
+    async () => {
+      const dir = await kubebuilderLayout();
+      const started = Date.now();
+      const init = await runCli(["init", "--dir", dir]);
+      expect(init.code, init.stderr).toBe(0);
+      const initMs = Date.now() - started;
+      const contract = parse(await readFile(join(dir, "reconcile-conformance.yaml"), "utf8")) as {
+        operator: { command: string[]; namespaced?: unknown; startTimeout: string };
+      };
+      // What init found: `go run .` (main.go has siblings), the namespace flag, a measured timeout.
+      expect(contract.operator.command.slice(0, 3)).toEqual(["go", "run", "."]);
+      expect(contract.operator.namespaced).toEqual({ arg: "--watch-namespace" });
+      expect(init.stderr).toMatch(/init: built in [\d.]+ s/);
+
+      const reportDir = join(dir, "report");
+      const run = await runCli([
+        "run",
+        "--config",
+        join(dir, "reconcile-conformance.yaml"),
+        "--report-dir",
+        reportDir,
+      ]);
+      const totalMs = Date.now() - started;
+      const report = JSON.parse(await readFile(join(reportDir, "report.json"), "utf8")) as RunReport;
+      // The reference operator: every check it can be judged by passes, whatever init chose for updates.
+      const statuses = Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
+      expect(run.code, run.stderr.slice(-3000)).toBe(0);
+      expect(
+        Object.values(statuses).every((s) => s === "passed" || s === "skipped"),
+        JSON.stringify(statuses),
+      ).toBe(true);
+      expect(report.checks.length).toBe(18);
+      console.log(
+        `init ${(initMs / 1000).toFixed(1)} s, init to the first verdict's report ${(totalMs / 1000).toFixed(1)} s`,
+      );
+    },
+  );
+});
