@@ -18,7 +18,7 @@ import { parseClusterConfig, processEnvironment } from "../src/cluster/cluster-c
 import { loadContract } from "../src/contract/load-contract.js";
 import { zxCommandRunner } from "../src/process/command-runner.js";
 import { runKit, scenarioParallelism, type ProgressReporter } from "../src/runner/run-kit.js";
-import { SCENARIO_LIFETIME, Timings } from "../src/scenario/scenario.js";
+import { SCENARIO_LIFETIME, Timings } from "../src/scenario/timings.js";
 import { systemClock } from "../src/util/clock.js";
 import { silentLogger } from "../src/util/logger.js";
 import { exampleDir, exampleOperatorBinary } from "../test/support/webapp-example.js";

@@ -7,18 +7,18 @@ import { errnoText, pathExists } from "../util/files.js";
 import { VERSION } from "../version.js";
 import { parseFlags } from "./arguments.js";
 import type { CommandContext } from "./main.js";
+import { operatorLayout } from "./operator-layout.js";
 import {
   CONTROLLER_DIRS,
   isMainPackageSource,
   isManifestName,
   LAYOUT_DIRS,
   MAIN_FILES,
-  operatorLayout,
   type DirectoryRead,
   type FileRead,
   type PackageRead,
   type RepositoryRead,
-} from "./operator-layout.js";
+} from "./repository-read.js";
 import { starterContract } from "./starter-contract.js";
 import { displayPath, toPosix } from "./user-paths.js";
 

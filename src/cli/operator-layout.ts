@@ -1,90 +1,38 @@
-import { basename, dirname, extname, join } from "node:path";
+import { basename } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { UsageError } from "../errors.js";
 import { errnoText } from "../util/files.js";
 import { asRecord, isRecord } from "../util/records.js";
-import { commandWords } from "./command-words.js";
 import {
   chooseReadiness,
   proposeStarterUpdates,
   type ProposedUpdate,
 } from "../contract/crd-schema-guesses.js";
-import { displayPath, toPosix } from "./user-paths.js";
+import {
+  defaultCommand,
+  detectNamespaced,
+  environmentReads,
+  explicitCommand,
+  findMain,
+  goSources,
+  type Command,
+  type EnvironmentRead,
+  type MainPackage,
+  type Namespaced,
+} from "./main-package.js";
+import {
+  CRD_DIRS,
+  SAMPLE_DIRS,
+  type DirectoryRead,
+  type FileRead,
+  type RepositoryRead,
+} from "./repository-read.js";
+import { displayPath } from "./user-paths.js";
 
 // What init finds in an operator's repository, decided from what was read there (RepositoryRead,
-// plain data gathered by init-command.ts): the CRDs, the sample, the main package, the command,
-// how the operator confines itself to a namespace. No I/O here; a read that failed is data too,
+// plain data gathered by init-command.ts): the CRDs and the sample here, the main package and its
+// command in main-package.ts, put together as one OperatorLayout. No I/O here; a read that failed is data too,
 // and becomes the error it always was when (and only when) discovery reaches it.
-
-/** Where the kubebuilder layout (first), operator-sdk's older one and plain projects keep CRDs. */
-export const CRD_DIRS = ["config/crd/bases", "deploy/crds", "crds"] as const;
-/** Where the same layouts keep samples of the custom resources. */
-export const SAMPLE_DIRS = ["config/samples", "deploy/crds", "samples"] as const;
-/** Where the controllers' packages are in the layouts init knows (kubebuilder's, operator-sdk's older one). */
-export const CONTROLLER_DIRS = [
-  "internal/controller",
-  "controllers",
-  "pkg/controller",
-  "internal/controllers",
-] as const;
-
-/** Where the main package's main.go is, first match wins. */
-export const MAIN_FILES = ["cmd/main.go", "main.go", "cmd/manager/main.go"] as const;
-/** What kubebuilder's `make build` writes; the command when no main.go is found and none is given. */
-export const PLACEHOLDER_COMMAND = ["./bin/manager", "--leader-elect=false"] as const;
-
-/** Every layout directory discovery may look in (CRD_DIRS and SAMPLE_DIRS), each once. */
-export const LAYOUT_DIRS: readonly string[] = [...new Set<string>([...CRD_DIRS, ...SAMPLE_DIRS])];
-
-/** A file that may hold manifests: .yaml or .yml, but not a kustomization. */
-export function isManifestName(name: string): boolean {
-  return [".yaml", ".yml"].includes(extname(name)) && !/^kustomization\.ya?ml$/.test(name);
-}
-
-/** A Go source of the main package itself (not its tests). */
-export function isMainPackageSource(name: string): boolean {
-  return name.endsWith(".go") && !name.endsWith("_test.go");
-}
-
-// ---------------------------------------------------------------- what was read
-
-/** What reading one file gave: its text, or the error the read failed with. */
-export type FileRead = { readonly text: string } | { readonly error: unknown };
-
-/** A directory's manifest files (isManifestName), each with what reading it gave; or why listing it failed. */
-export type DirectoryRead =
-  | { readonly files: readonly { readonly path: string; readonly read: FileRead }[] }
-  | { readonly error: unknown };
-
-/** A main package's directory: its sources (isMainPackageSource) with their reads; or why listing it failed. */
-export type PackageRead =
-  | { readonly files: readonly { readonly name: string; readonly read: FileRead }[] }
-  | { readonly error: unknown };
-
-/** What init read of a repository, and the flags that steer discovery. Paths are absolute. */
-export interface RepositoryRead {
-  /** The project directory (--dir). */
-  readonly dir: string;
-  /** The working directory, for naming files in messages as the user sees them. */
-  readonly cwd: string;
-  /** Each of LAYOUT_DIRS (relative to dir) that is a directory, listed; the others are absent. */
-  readonly directories: ReadonlyMap<string, DirectoryRead>;
-  /** Each of MAIN_FILES (relative to dir) that exists, with its directory's package; the others are absent. */
-  readonly mains: ReadonlyMap<string, PackageRead>;
-  /** Each of CONTROLLER_DIRS (relative to dir) that is a directory, with its package's sources. */
-  readonly controllers?: ReadonlyMap<string, PackageRead>;
-  /** --crds: what stat found at its path, and what was read there. */
-  readonly crds?: {
-    readonly flag: string;
-    readonly path: string;
-    readonly read:
-      { readonly error: unknown } | { readonly directory: DirectoryRead } | { readonly file: FileRead };
-  };
-  /** --sample, and what reading it gave. */
-  readonly sample?: { readonly flag: string; readonly path: string; readonly read: FileRead };
-  /** --command, as given. */
-  readonly command?: string;
-}
 
 // ---------------------------------------------------------------- what was found
 
@@ -123,35 +71,6 @@ export interface SampleObject {
   readonly spec: unknown;
 }
 
-/** The operator's main package. */
-export interface MainPackage {
-  /** The main.go found, absolute. */
-  readonly file: string;
-  /** The same, relative to the project directory. */
-  readonly name: string;
-  /** The text of every non-test .go file in its directory (the whole main package). */
-  readonly text: string;
-  /** What `go run` is given: the file when it is the package's only file, else its directory. */
-  readonly target: string;
-}
-
-/** The operator's command line. */
-export interface Command {
-  readonly words: readonly string[];
-  /** Where the words come from, for the log. */
-  readonly origin: string;
-  /** Whether it builds with `go run` (slow on the first start). */
-  readonly goRun: boolean;
-  /** Why these words, for the comment above them. */
-  readonly notes: string;
-}
-
-/** How the operator confines itself to a namespace (`why`), or why init found no way (`none`). */
-export type Namespaced =
-  | { readonly arg: string; readonly why: string }
-  | { readonly env: string; readonly why: string }
-  | { readonly none: string };
-
 /** Everything init writes into the starter contract and says about it. */
 export interface OperatorLayout {
   readonly crds: CrdsFound;
@@ -168,39 +87,6 @@ export interface OperatorLayout {
   readonly readiness: "conditions" | "quiet";
   /** The environment variables the main and controller packages read, in the order first read. */
   readonly environment: readonly EnvironmentRead[];
-}
-
-/** An environment variable the operator's code reads. */
-export interface EnvironmentRead {
-  readonly name: string;
-  /** Where it is read first ("cmd/main.go"), relative to the project directory. */
-  readonly file: string;
-  /** "os.Getenv" or "os.LookupEnv". */
-  readonly how: string;
-}
-
-/**
- * Variables the kit gives the operator itself, or that mean nothing in a
- * run: never proposed for operator.env.
- */
-const KIT_SETS = new Set(["KUBECONFIG", "HOME", "PATH", "USER", "TMPDIR"]);
-
-/**
- * The environment variables `os.Getenv("X")` / `os.LookupEnv("X")` read in
- * the given Go sources, each once, in order. Names built at run time are not
- * seen. Pure.
- */
-export function environmentReads(
-  sources: readonly { readonly file: string; readonly text: string }[],
-): EnvironmentRead[] {
-  const found = new Map<string, EnvironmentRead>();
-  for (const { file, text } of sources) {
-    for (const match of text.matchAll(/\bos\.(Getenv|LookupEnv)\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g)) {
-      const [, how = "", name = ""] = match;
-      if (!found.has(name) && !KIT_SETS.has(name)) found.set(name, { name, file, how: `os.${how}` });
-    }
-  }
-  return [...found.values()];
 }
 
 /**
@@ -231,19 +117,6 @@ export function operatorLayout(read: RepositoryRead): OperatorLayout {
     readiness: chooseReadiness(schema),
     environment: environmentReads(goSources(read)),
   };
-}
-
-/** The Go sources of the main package and of the controller packages, each named relative to the project. */
-function goSources(read: RepositoryRead): { file: string; text: string }[] {
-  const packages = [...read.mains.entries()].map(([main, found]) => [toPosix(dirname(main)), found] as const);
-  const controllers = [...(read.controllers ?? new Map<string, PackageRead>()).entries()];
-  return [...packages, ...controllers].flatMap(([dir, found]) =>
-    "error" in found
-      ? []
-      : found.files.flatMap(({ name, read: source }) =>
-          "error" in source ? [] : [{ file: dir === "." ? name : `${dir}/${name}`, text: source.text }],
-        ),
-  );
 }
 
 // ---------------------------------------------------------------- CRDs
@@ -446,102 +319,4 @@ function yamlObjects(file: string, read: FileRead, what: string): Record<string,
     if (isRecord(value)) objects.push(value);
   }
   return objects;
-}
-
-// ---------------------------------------------------------------- the main package and its command
-
-/** The first of MAIN_FILES that exists, with its package's text; a failed read is raised as it was. */
-function findMain(read: RepositoryRead): MainPackage | undefined {
-  for (const candidate of MAIN_FILES) {
-    const found = read.mains.get(candidate);
-    if (found === undefined) continue;
-    if ("error" in found) throw found.error;
-    const sources = [...found.files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const texts = sources.map(({ read: source }) => {
-      if ("error" in source) throw source.error;
-      return source.text;
-    });
-    const relativeDir = toPosix(dirname(candidate));
-    const target =
-      sources.length === 1 ? `./${toPosix(candidate)}` : relativeDir === "." ? "." : `./${relativeDir}`;
-    return { file: join(read.dir, candidate), name: toPosix(candidate), text: texts.join("\n"), target };
-  }
-  return undefined;
-}
-
-/**
- * `go run` of the main package, with the flags that let several copies run
- * side by side when main.go defines them: no leader election, no fixed
- * metrics or health-probe port (controller-runtime's "0" turns them off).
- * A program that defines --kubeconfig itself and does not use
- * controller-runtime (plain client-go) may ignore $KUBECONFIG: a shell
- * passes it as the flag.
- */
-function defaultCommand(main: MainPackage | undefined): Command {
-  if (!main) {
-    return {
-      words: PLACEHOLDER_COMMAND,
-      origin: "placeholder: no main.go found",
-      goRun: false,
-      notes: `No main.go found (looked for ${MAIN_FILES.join(", ")}): this is kubebuilder's \`make build\` output as a placeholder. Replace it with the command that starts your operator, or build ./bin/manager before each run.`,
-    };
-  }
-  const flags: string[] = [];
-  if (main.text.includes('"leader-elect"')) flags.push("--leader-elect=false");
-  if (main.text.includes('"metrics-bind-address"')) flags.push("--metrics-bind-address=0");
-  if (main.text.includes('"health-probe-bind-address"')) flags.push("--health-probe-bind-address=0");
-  let notes = `Found ${main.name}: \`go run\` builds and starts it (Go caches the build, so only the first start is slow).`;
-  if (flags.length > 0) {
-    notes +=
-      " The flags after it let several copies run side by side, one per scenario: no leader election, and no fixed metrics or health-probe port (0 turns them off).";
-  }
-  const ownKubeconfigFlag = /\bString(?:Var)?P?\s*\(\s*(?:&[\w.]+\s*,\s*)?"kubeconfig"/.test(main.text);
-  if (ownKubeconfigFlag && !main.text.includes("sigs.k8s.io/controller-runtime")) {
-    notes += ` ${main.name} defines its own --kubeconfig flag and does not use controller-runtime: a plain client-go program may ignore KUBECONFIG, so the shell passes it as --kubeconfig.`;
-    return {
-      words: ["sh", "-c", `exec go run ${main.target} --kubeconfig="$KUBECONFIG" "$@"`, "operator", ...flags],
-      origin: `go run of ${main.target}, with --kubeconfig`,
-      goRun: true,
-      notes,
-    };
-  }
-  return {
-    words: ["go", "run", main.target, ...flags],
-    origin: `go run of ${main.target}`,
-    goRun: true,
-    notes,
-  };
-}
-
-/** --command: its words (see commandWords). */
-function explicitCommand(text: string): Command {
-  const words = commandWords(text);
-  return {
-    words,
-    origin: "given with --command",
-    goRun: words.includes("go") && words.includes("run"),
-    notes: "Given with --command.",
-  };
-}
-
-/**
- * How the operator confines itself to one namespace, from its main package:
- * a flag whose name mentions a namespace (not the leader election's), else
- * WATCH_NAMESPACE (operator-sdk's convention).
- */
-function detectNamespaced(main: MainPackage | undefined): Namespaced {
-  if (!main)
-    return { none: `no main.go found to look for a namespace flag (looked for ${MAIN_FILES.join(", ")})` };
-  const where = main.name;
-  const flagPattern =
-    /\b(?:String|StringSlice|StringArray)(?:Var)?P?\s*\(\s*(?:&[\w.[\]]+\s*,\s*)?"([\w-]*namespace[\w-]*)"/gi;
-  const names = [...main.text.matchAll(flagPattern)]
-    .map((m) => m[1] ?? "")
-    .filter((name) => name !== "" && !/leader|election/i.test(name));
-  const rank = (name: string) => (name === "watch-namespace" ? 0 : /watch/i.test(name) ? 1 : 2);
-  const [flag] = [...new Set(names)].sort((a, b) => rank(a) - rank(b));
-  if (flag) return { arg: `--${flag}`, why: `${where} defines the flag --${flag}` };
-  if (/\bWATCH_NAMESPACE\b/.test(main.text))
-    return { env: "WATCH_NAMESPACE", why: `${where} reads WATCH_NAMESPACE` };
-  return { none: `${where} defines no namespace flag and does not read WATCH_NAMESPACE` };
 }

@@ -15,7 +15,8 @@ import { dayOf, runStatus, waiveCheck, waiverOutcomes } from "../report/waivers.
 import { rerunCommand, withRerunCommands } from "../report/rerun.js";
 import type { CheckDefinition } from "../suites/check.js";
 import { KNOWN_CHECKS, SUITES } from "../suites/index.js";
-import type { ScenarioDeps, Timings } from "../scenario/scenario.js";
+import type { ScenarioDeps } from "../scenario/scenario.js";
+import type { Timings } from "../scenario/timings.js";
 import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
 import { scenarioKey, WHOLE_RUN, type Shard } from "./shard.js";
 import { createFixtures, deleteFixtures, resolveFixtures } from "../scenario/fixtures.js";

@@ -16,6 +16,7 @@ import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import { applyMergePatch } from "../util/records.js";
 import { logExcerpt } from "./log-excerpt.js";
 import { isQuiet, silentFor, updateDelivered, updateRead, type Silence } from "./quiescence.js";
+import { SCENARIO_LIFETIME, type Timings } from "./timings.js";
 
 /** What every scenario needs from the run. */
 export interface ScenarioDeps {
@@ -35,29 +36,6 @@ export interface ScenarioDeps {
   readonly timings?: Timings;
   /** The contract's fixtures, resolved (fixtures.ts): the namespaced ones are made in every scenario's namespace. */
   readonly fixtures?: readonly Fixture[];
-}
-
-/** The Timings entry that sums whole scenarios (namespace to cleanup), not one of their phases. */
-export const SCENARIO_LIFETIME = "scenario lifetime";
-
-/** Time spent per phase of the scenarios (ms), summed over a run. */
-export class Timings {
-  readonly totals = new Map<string, number>();
-  readonly counts = new Map<string, number>();
-
-  add(phase: string, ms: number): void {
-    this.totals.set(phase, (this.totals.get(phase) ?? 0) + ms);
-    this.counts.set(phase, (this.counts.get(phase) ?? 0) + 1);
-  }
-
-  async measure<T>(phase: string, clock: Clock, body: () => Promise<T>): Promise<T> {
-    const started = clock.now();
-    try {
-      return await body();
-    } finally {
-      this.add(phase, clock.now() - started);
-    }
-  }
 }
 
 /** A kit write that set the custom resource's spec: the sample's create (spec 0) or update `spec`. */

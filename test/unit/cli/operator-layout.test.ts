@@ -1,18 +1,17 @@
 import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 import { describe, expect, it } from "vitest";
+import { operatorLayout, type OperatorLayout } from "../../../src/cli/operator-layout.js";
 import {
   isMainPackageSource,
   isManifestName,
   LAYOUT_DIRS,
   MAIN_FILES,
-  operatorLayout,
   type DirectoryRead,
   type FileRead,
-  type OperatorLayout,
   type PackageRead,
   type RepositoryRead,
-} from "../../../src/cli/operator-layout.js";
+} from "../../../src/cli/repository-read.js";
 import { UsageError } from "../../../src/errors.js";
 import { exampleCrd } from "../../support/crd-fixture.js";
 
