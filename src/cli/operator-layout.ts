@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { UsageError } from "../errors.js";
+import { splitApiVersion } from "../kube/api-version.js";
 import { errnoText } from "../util/files.js";
 import { asRecord, isRecord } from "../util/records.js";
 import {
@@ -208,11 +209,6 @@ function servingKind(sample: SampleObject, kinds: readonly CrdKind[]): CrdKind |
     (k) =>
       k.group === group && k.kind === sample.kind && k.versions.some((v) => v.name === version && v.served),
   );
-}
-
-function splitApiVersion(apiVersion: string): [string, string] {
-  const slash = apiVersion.indexOf("/");
-  return slash < 0 ? ["", apiVersion] : [apiVersion.slice(0, slash), apiVersion.slice(slash + 1)];
 }
 
 function servedList(kinds: readonly CrdKind[]): string {

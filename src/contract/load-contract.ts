@@ -3,6 +3,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
 import type { z } from "zod";
 import { UsageError } from "../errors.js";
+import { splitApiVersion } from "../kube/api-version.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import {
   contractSchema,
@@ -278,9 +279,7 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
 
 /** The group, served version, plural and kind of the CRD that serves the sample. */
 function servingCrd(file: string, sample: KubeObject, crds: KubeObject[]): Contract["customResource"] {
-  const [group, version] = sample.apiVersion?.includes("/")
-    ? sample.apiVersion.split("/")
-    : ["", sample.apiVersion];
+  const [group, version] = splitApiVersion(sample.apiVersion ?? "");
   for (const crd of crds) {
     const spec = (crd.spec ?? {}) as {
       group?: string;

@@ -1,5 +1,6 @@
 import type { Contract } from "../contract/load-contract.js";
 import { isAlreadyExists, isNotFound } from "../kube/api-errors.js";
+import { splitApiVersion } from "../kube/api-version.js";
 import type { KubeClient, KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { describeError, UsageError } from "../errors.js";
@@ -34,7 +35,7 @@ export async function resolveFixtures(
           `${contract.file}: fixtures: ${file}: the cluster does not serve ${kind} in ${apiVersion} (${describeError(error)}); list its CRD under crds`,
         );
       });
-      const group = apiVersion.includes("/") ? (apiVersion.split("/")[0] ?? "") : "";
+      const [group] = splitApiVersion(apiVersion);
       return { file, object, group, resource: found.plural, namespaced: found.namespaced };
     }),
   );

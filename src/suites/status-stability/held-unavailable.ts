@@ -31,7 +31,7 @@ export interface HeldUnavailableObservation {
   readonly holdMs: number;
   /** The write log's seq of the kit's quota create and delete: the hold is the writes between them. */
   readonly heldAfter: number;
-  readonly releasedAt?: number;
+  readonly releasedAt: number;
   readonly refusals: readonly HoldRefusal[];
   /** Every operator write of the scenario, from the sample's create to the end. */
   readonly writes: readonly WriteEntry[];
@@ -120,9 +120,7 @@ export const heldUnavailable = defineCheck<typeof TARGET, HeldUnavailableObserva
       };
     }
     const held = observation.writes.filter(
-      (w) =>
-        w.seq > observation.heldAfter &&
-        (observation.releasedAt === undefined || w.seq < observation.releasedAt),
+      (w) => w.seq > observation.heldAfter && w.seq < observation.releasedAt,
     );
     const loops = flipLoops(held, contract).filter((f) => f.roundTrips >= FLIP_LOOP);
     if (loops.length > 0) {

@@ -149,14 +149,8 @@ func (r *Reconciler) syncDeployment(live, desired *appsv1.Deployment) bool {
 	if syncLabels(&live.Spec.Template.ObjectMeta, desired.Spec.Template.Labels) {
 		changed = true
 	}
-	for key, value := range desired.Spec.Template.Annotations {
-		if live.Spec.Template.Annotations[key] != value {
-			if live.Spec.Template.Annotations == nil {
-				live.Spec.Template.Annotations = map[string]string{}
-			}
-			live.Spec.Template.Annotations[key] = value
-			changed = true
-		}
+	if setEntries(&live.Spec.Template.Annotations, desired.Spec.Template.Annotations) {
+		changed = true
 	}
 	want := desired.Spec.Template.Spec.Containers[0]
 	index := slices.IndexFunc(live.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == containerName })
@@ -242,16 +236,7 @@ func (r *Reconciler) syncRegistration(live, desired *corev1.ConfigMap) bool {
 	changed := syncLabels(&live.ObjectMeta, desired.Labels)
 	if r.Bug == NeverPrunes {
 		// The mistake: desired keys are added and updated, stale ones stay for good.
-		for key, value := range desired.Data {
-			if live.Data[key] != value {
-				if live.Data == nil {
-					live.Data = map[string]string{}
-				}
-				live.Data[key] = value
-				changed = true
-			}
-		}
-		return changed
+		return setEntries(&live.Data, desired.Data) || changed
 	}
 	if !maps.Equal(live.Data, desired.Data) {
 		live.Data = desired.Data
@@ -262,13 +247,19 @@ func (r *Reconciler) syncRegistration(live, desired *corev1.ConfigMap) bool {
 
 // syncLabels sets our labels to our values and keeps everybody else's.
 func syncLabels(meta *metav1.ObjectMeta, ours map[string]string) bool {
+	return setEntries(&meta.Labels, ours)
+}
+
+// setEntries sets every entry of want in *m (making the map when it has none),
+// leaves the other entries alone, and reports whether anything changed.
+func setEntries(m *map[string]string, want map[string]string) bool {
 	changed := false
-	for key, value := range ours {
-		if meta.Labels[key] != value {
-			if meta.Labels == nil {
-				meta.Labels = map[string]string{}
+	for key, value := range want {
+		if (*m)[key] != value {
+			if *m == nil {
+				*m = map[string]string{}
 			}
-			meta.Labels[key] = value
+			(*m)[key] = value
 			changed = true
 		}
 	}
