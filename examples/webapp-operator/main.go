@@ -1,7 +1,9 @@
 // Command webapp-operator runs the WebApp controller out of cluster against
 // the API server of a kubeconfig (--kubeconfig or KUBECONFIG). It is the
 // example operator of reconcile-conformance: correct by default, with one
-// seeded mistake when --bug or WEBAPP_BUG names one.
+// seeded mistake when --bug or WEBAPP_BUG names one. With --enable-webhooks
+// (or ENABLE_WEBHOOKS=true) it also serves its defaulting and validating
+// admission webhooks, as a kubebuilder operator does.
 package main
 
 import (
@@ -21,9 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	demov1 "reconcile-conformance.dev/examples/webapp-operator/api/v1alpha1"
 	"reconcile-conformance.dev/examples/webapp-operator/internal/controller"
+	"reconcile-conformance.dev/examples/webapp-operator/internal/webhooks"
 )
 
 func main() {
@@ -42,6 +46,9 @@ func run() error {
 		watchNamespace  string
 		bugFlag         string
 		logWrites       bool
+		enableWebhooks  bool
+		webhookPort     int
+		webhookCertPath string
 	)
 	// --kubeconfig is registered by controller-runtime's config package.
 	flag.BoolVar(&leaderElect, "leader-elect", false, "use a Lease so only one instance reconciles")
@@ -51,6 +58,9 @@ func run() error {
 	flag.StringVar(&watchNamespace, "watch-namespace", "", "reconcile only this namespace (default: all)")
 	flag.StringVar(&bugFlag, "bug", os.Getenv("WEBAPP_BUG"), "seeded mistake (or variant) to run with (default $WEBAPP_BUG; empty: the correct operator)")
 	flag.BoolVar(&logWrites, "log-writes", true, "log every write request with its outcome")
+	flag.BoolVar(&enableWebhooks, "enable-webhooks", os.Getenv("ENABLE_WEBHOOKS") == "true", "serve the admission webhooks (default: $ENABLE_WEBHOOKS is \"true\")")
+	flag.IntVar(&webhookPort, "webhook-port", webhook.DefaultPort, "port of the webhook server")
+	flag.StringVar(&webhookCertPath, "webhook-cert-path", "", "directory of the webhook server's tls.crt and tls.key (default: controller-runtime's, under $TMPDIR)")
 	zapOptions := zap.Options{Development: true}
 	zapOptions.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -89,6 +99,9 @@ func run() error {
 		// Out of cluster there is no service-account namespace to default to.
 		LeaderElectionNamespace: firstNonEmpty(leaderNamespace, watchNamespace, "default"),
 	}
+	if enableWebhooks {
+		options.WebhookServer = webhook.NewServer(webhook.Options{Port: webhookPort, CertDir: webhookCertPath})
+	}
 	if watchNamespace != "" {
 		options.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{watchNamespace: {}}}
 	}
@@ -123,7 +136,12 @@ func run() error {
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
-	logger.Info("starting", "watchNamespace", watchNamespace, "leaderElection", leaderElect)
+	if enableWebhooks {
+		if err := webhooks.Setup(mgr); err != nil {
+			return fmt.Errorf("webhooks: %w", err)
+		}
+	}
+	logger.Info("starting", "watchNamespace", watchNamespace, "leaderElection", leaderElect, "webhooks", enableWebhooks)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

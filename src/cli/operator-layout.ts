@@ -1,3 +1,4 @@
+import { findWebhooks, type WebhooksFound } from "./webhook-layout.js";
 import { basename } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { UsageError } from "../errors.js";
@@ -88,6 +89,8 @@ export interface OperatorLayout {
   readonly readiness: "conditions" | "quiet";
   /** The environment variables the main and controller packages read, in the order first read. */
   readonly environment: readonly EnvironmentRead[];
+  /** Its admission webhooks' configurations (kubebuilder's config/webhook); undefined: none found. */
+  readonly webhooks: WebhooksFound | undefined;
 }
 
 /**
@@ -117,6 +120,7 @@ export function operatorLayout(read: RepositoryRead): OperatorLayout {
     updates: proposeStarterUpdates(sample.spec, schema),
     readiness: chooseReadiness(schema),
     environment: environmentReads(goSources(read)),
+    webhooks: findWebhooks(read, main),
   };
 }
 

@@ -19,8 +19,13 @@ export const CONTROLLER_DIRS = [
 /** Where the main package's main.go is, first match wins. */
 export const MAIN_FILES = ["cmd/main.go", "main.go", "cmd/manager/main.go"] as const;
 
-/** Every layout directory discovery may look in (CRD_DIRS and SAMPLE_DIRS), each once. */
-export const LAYOUT_DIRS: readonly string[] = [...new Set<string>([...CRD_DIRS, ...SAMPLE_DIRS])];
+/** Where kubebuilder keeps the webhook configurations controller-gen writes (manifests.yaml). */
+export const WEBHOOK_DIRS = ["config/webhook"] as const;
+
+/** Every layout directory discovery may look in (CRD_DIRS, SAMPLE_DIRS and WEBHOOK_DIRS), each once. */
+export const LAYOUT_DIRS: readonly string[] = [
+  ...new Set<string>([...CRD_DIRS, ...SAMPLE_DIRS, ...WEBHOOK_DIRS]),
+];
 
 /** A file that may hold manifests: .yaml or .yml, but not a kustomization. */
 export function isManifestName(name: string): boolean {

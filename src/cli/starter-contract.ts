@@ -1,5 +1,6 @@
 import { basename, dirname, relative } from "node:path";
 import { contractSchema, SELECTABLE_SUITES } from "../contract/contract-schema.js";
+import { DEFAULT_WEBHOOK_PORT } from "../contract/operator-webhooks.js";
 import { fieldDescription, fieldVariants } from "./contract-descriptions.js";
 import type { OperatorLayout } from "./operator-layout.js";
 import { inline, inlineMap, quoted, renderStarter, wrap, type Field } from "./starter-rendering.js";
@@ -38,27 +39,32 @@ export function starterContract(input: StarterContractInput): string {
 
 /**
  * operator.env and the variables the operator's code reads. Kubebuilder's
- * webhook switch is set to "false": the kit does not serve admission
- * webhooks yet, and with them on the operator exits at start for want of a
- * serving certificate. The others are shown commented out, each with a
- * placeholder to fill in: no default can be read off the code, and set to ""
- * a variable is not unset (os.LookupEnv tells the two apart). The namespace
- * variable is the kit's to set.
+ * webhook switch is set to "true" when init found the webhooks' manifests
+ * (the kit serves them: operator.webhooks), and to "false" when it did not:
+ * with them on and nothing to install, the operator would exit at start for
+ * want of a serving certificate. The others are shown commented out, each
+ * with a placeholder to fill in: no default can be read off the code, and
+ * set to "" a variable is not unset (os.LookupEnv tells the two apart). The
+ * namespace variable is the kit's to set.
  */
 function environmentField(
   reads: OperatorLayout["environment"],
   namespaceVariable: string | undefined,
+  webhooksFound: boolean,
 ): Field {
   const own = reads.filter((r) => r.name !== namespaceVariable);
   const webhooks = own.find((r) => r.name === WEBHOOK_SWITCH);
   const others = own.filter((r) => r !== webhooks);
+  const switched = webhooks ? { [WEBHOOK_SWITCH]: quoted(webhooksFound ? "true" : "false") } : {};
   return {
     key: "env",
-    value: webhooks ? { [WEBHOOK_SWITCH]: quoted("false") } : {},
+    value: switched,
     notes: [
       ...(webhooks
         ? [
-            `${WEBHOOK_SWITCH}: read in ${webhooks.file} (${webhooks.how}); "false" switches kubebuilder's webhooks off, which the kit cannot serve yet: the run tests the operator without its admission webhooks.`,
+            webhooksFound
+              ? `${WEBHOOK_SWITCH}: read in ${webhooks.file} (${webhooks.how}); "true" keeps kubebuilder's webhooks on: the kit serves them (operator.webhooks).`
+              : `${WEBHOOK_SWITCH}: read in ${webhooks.file} (${webhooks.how}); "false" switches kubebuilder's webhooks off, as init found no webhook configurations (config/webhook/manifests.yaml, written by make manifests): name them under operator.webhooks and set this to "true" to test the operator with its webhooks.`,
           ]
         : []),
       ...others.map((r) => `${r.name}: read in ${r.file} (${r.how}); no default could be read off the code.`),
@@ -69,7 +75,7 @@ function environmentField(
             intro: "With the variables it reads (uncomment, keep those the run needs, give each its value):",
             key: "env",
             value: {
-              ...(webhooks ? { [WEBHOOK_SWITCH]: quoted("false") } : {}),
+              ...switched,
               ...Object.fromEntries(others.map((r) => [r.name, quoted("<value>")])),
             },
           },
@@ -80,6 +86,77 @@ function environmentField(
 
 /** kubebuilder's main.go runs the webhooks unless this is "false". */
 const WEBHOOK_SWITCH = "ENABLE_WEBHOOKS";
+
+/** operator.webhooks: what init found, or an example to uncomment. */
+function webhooksField(found: OperatorLayout["webhooks"], at: (path: string) => string): Field {
+  if (found === undefined) {
+    return {
+      key: "webhooks",
+      commentedOut: true,
+      value: {
+        manifests: quoted("config/webhook/manifests.yaml"),
+        port: DEFAULT_WEBHOOK_PORT,
+        portArg: "--webhook-port",
+        portEnv: "WEBHOOK_PORT",
+        certDir: "/tmp/k8s-webhook-server/serving-certs",
+        certDirArg: "--webhook-cert-path",
+        certDirEnv: "WEBHOOK_CERT_DIR",
+        conversion: inline([]),
+      },
+      notes: [
+        "Not set: no webhook configurations found in config/webhook. If the operator serves webhooks, uncomment this, keeping at most one of portArg and portEnv, and of certDir, certDirArg and certDirEnv:",
+      ],
+    };
+  }
+  const unset = (key: string, value: unknown, notes: string[] = []): Field => ({
+    key,
+    commentedOut: true,
+    value,
+    notes,
+  });
+  return {
+    key: "webhooks",
+    fields: [
+      {
+        key: "manifests",
+        value: found.files.map((f) => quoted(at(f))),
+        notes: [
+          `Found: ${found.webhooks.join(", ")}. Each scenario gets its own copy, calling its operator at https://127.0.0.1 with a certificate the kit makes.`,
+        ],
+      },
+      { key: "port", value: DEFAULT_WEBHOOK_PORT },
+      found.portArg
+        ? {
+            key: "portArg",
+            value: found.portArg.arg,
+            notes: [`Set because ${found.portArg.why}: each scenario's operator gets a port of its own.`],
+          }
+        : unset("portArg", "--webhook-port", [
+            "Not set: no flag for the webhook server's port found, so every scenario's operator listens on port, and scenarios run one at a time. With such a flag (or variable) they run side by side:",
+          ]),
+      unset("portEnv", "WEBHOOK_PORT"),
+      unset("certDir", "/tmp/k8s-webhook-server/serving-certs", [
+        "Left to the default (TMPDIR), which an unmodified kubebuilder operator reads, unless a flag below says where.",
+      ]),
+      found.certDirArg
+        ? {
+            key: "certDirArg",
+            value: found.certDirArg.arg,
+            notes: [`Set because ${found.certDirArg.why}: the kit writes tls.crt and tls.key there.`],
+          }
+        : unset("certDirArg", "--webhook-cert-path"),
+      unset("certDirEnv", "WEBHOOK_CERT_DIR"),
+      {
+        key: "conversion",
+        value: [],
+        example: {
+          intro: "If the operator converts between versions of a CRD (its types have Hub and ConvertTo):",
+          value: [quoted("<plural>.<group>")],
+        },
+      },
+    ],
+  };
+}
 
 /**
  * A `go run` operator's startTimeout: its first start compiles it. From the
@@ -141,7 +218,11 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
         workingDir === "."
           ? { key: "workingDir", commentedOut: true, value: "." }
           : { key: "workingDir", value: quoted(workingDir) },
-        environmentField(layout.environment, "env" in namespaced ? namespaced.env : undefined),
+        environmentField(
+          layout.environment,
+          "env" in namespaced ? namespaced.env : undefined,
+          layout.webhooks !== undefined,
+        ),
         { key: "passThroughEnv", value: defaults.operator.passThroughEnv },
         command.goRun
           ? goRunStartTimeout(firstBuildSeconds)
@@ -160,6 +241,7 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
                 `Set because ${namespaced.why}; check that it really limits what the operator watches.`,
               ],
             },
+        webhooksField(layout.webhooks, at),
       ],
     },
     { key: "crds", value: crds.files.map((f) => quoted(at(f))), notes: crdNotes },

@@ -2,6 +2,7 @@ import { SELECTABLE_SUITES } from "../suites/suite-names.js";
 import { z } from "zod";
 import { imageReference, operatorDeploySchema, operatorModeIssues } from "./operator-deploy.js";
 import { parsePath, PathSyntaxError } from "../util/object-paths.js";
+import { operatorWebhooksSchema, webhookSettingIssues } from "./operator-webhooks.js";
 
 /**
  * The contract file, `reconcile-conformance.yaml`: one schema that is the
@@ -45,6 +46,13 @@ const operator = z
         "The operator as a local process: its command line as a list of words; it runs with KUBECONFIG pointing at the kit's proxy. Exactly one of command and deploy.",
       ),
     deploy: operatorDeploySchema.optional(),
+    webhooks: operatorWebhooksSchema
+      .superRefine((value, context) => {
+        for (const issue of webhookSettingIssues(value)) {
+          context.addIssue({ code: "custom", message: issue.message, path: [...issue.path] });
+        }
+      })
+      .optional(),
     workingDir: relativePath(
       "the directory the command runs in (default: the contract's directory)",
     ).optional(),

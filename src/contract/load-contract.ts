@@ -17,6 +17,7 @@ import { errnoText } from "../util/files.js";
 import { applyMergePatch, asRecord, isRecord } from "../util/records.js";
 import { proposeUpdates } from "./crd-schema-guesses.js";
 import { resolvePromises, type PromiseRule } from "./promises.js";
+import { resolveWebhooks, WEBHOOK_CONFIGURATION_KINDS, type OperatorWebhooks } from "./operator-webhooks.js";
 
 /** What both ways of running the operator share. */
 interface OperatorSettings {
@@ -32,6 +33,8 @@ export interface ProcessOperator extends OperatorSettings {
   readonly argv: readonly [string, ...string[]];
   readonly cwd: string;
   readonly passThroughEnv: readonly string[];
+  /** Its webhooks, served by the process (`operator.webhooks`); absent: none. */
+  readonly webhooks?: OperatorWebhooks;
 }
 
 /** `operator.deploy`: the operator in the cluster, from its image and manifests. */
@@ -242,9 +245,11 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
     }
   }
 
+  const operator = resolveOperator(file, doc.operator, at);
+  const webhooks = await readWebhooks(file, doc.operator.webhooks, at, crds.flat());
   return {
     file,
-    operator: resolveOperator(file, doc.operator, at),
+    operator: webhooks && operator.mode === "process" ? { ...operator, webhooks } : operator,
     crds: crds.flat(),
     sample: { file: at(doc.sample), object: sample },
     customResource,
@@ -275,6 +280,54 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
     promises: resolvePromises(doc.promises),
     waivers: doc.waivers.map((w, index) => ({ rule: `waivers[${index}]`, ...w })),
   };
+}
+
+/** `operator.webhooks` with its configurations read; each conversion name must be a CRD of `crds`. */
+async function readWebhooks(
+  file: string,
+  document: ContractDocument["operator"]["webhooks"],
+  at: (relative: string) => string,
+  crds: readonly { readonly object: KubeObject }[],
+): Promise<OperatorWebhooks | undefined> {
+  if (document === undefined) return undefined;
+  const configurations = (
+    await Promise.all(
+      document.manifests.map(async (relative, index) => {
+        const field = `operator.webhooks.manifests[${index}]`;
+        const objects = await readManifests(file, field, at(relative));
+        if (objects.length === 0) {
+          throw new UsageError("config/invalid", `${file}: ${field}: ${relative} holds no object`);
+        }
+        return objects.map((object) => {
+          if (!WEBHOOK_CONFIGURATION_KINDS.includes(object.kind as never) || !object.metadata?.name) {
+            throw new UsageError(
+              "config/invalid",
+              `${file}: ${field}: ${relative} holds ${object.kind ?? "an object without a kind"} ${object.metadata?.name ?? ""}: expected only ${WEBHOOK_CONFIGURATION_KINDS.join(" and ")} objects with a name`.replace(
+                "  ",
+                " ",
+              ),
+            );
+          }
+          return { file: at(relative), object };
+        });
+      }),
+    )
+  ).flat();
+  const names = crds.map((c) => c.object.metadata?.name ?? "");
+  document.conversion.forEach((name, index) => {
+    if (!names.includes(name)) {
+      throw new UsageError(
+        "config/invalid",
+        `${file}: operator.webhooks.conversion[${index}]: no CRD of crds is named ${JSON.stringify(name)} (crds: ${names.join(", ")})`,
+      );
+    }
+  });
+  // A CRD that already sends its conversions to a webhook (kubebuilder's patched CRDs) is the operator's to convert.
+  const converting = crds
+    .filter((c) => asRecord(asRecord(c.object.spec).conversion).strategy === "Webhook")
+    .map((c) => c.object.metadata?.name ?? "");
+  const conversion = [...new Set([...document.conversion, ...converting])];
+  return resolveWebhooks({ ...document, conversion }, configurations);
 }
 
 /** The group, served version, plural and kind of the CRD that serves the sample. */

@@ -105,6 +105,7 @@ export function operatorModeIssues(operator: {
   readonly deploy?: unknown;
   readonly workingDir?: unknown;
   readonly passThroughEnv?: readonly unknown[];
+  readonly webhooks?: unknown;
 }): FieldIssue[] {
   const hasCommand = operator.command !== undefined;
   const hasDeploy = operator.deploy !== undefined;
@@ -132,6 +133,13 @@ export function operatorModeIssues(operator: {
     issues.push({
       path: ["workingDir"],
       message: "only for command: a deployed operator has no working directory here",
+    });
+  }
+  if (operator.webhooks !== undefined) {
+    issues.push({
+      path: ["webhooks"],
+      message:
+        "only for command: a deployed operator's webhooks are its manifests' business (a Service and certificates in the cluster)",
     });
   }
   if ((operator.passThroughEnv?.length ?? 0) > 0) {

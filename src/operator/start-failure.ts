@@ -19,7 +19,7 @@ const HINTS: readonly { readonly pattern: RegExp; readonly hint: string }[] = [
   {
     // controller-runtime's webhook server: kubebuilder's default certificate directory.
     pattern: /k8s-webhook-server|serving-certs|tls\.(crt|key)/i,
-    hint: 'its webhook server has no serving certificate: kubebuilder operators read it from /tmp/k8s-webhook-server/serving-certs; switch the webhooks off for the run (kubebuilder\'s layout: operator.env ENABLE_WEBHOOKS: "false"), or give the operator a certificate where it looks',
+    hint: 'its webhook server has no serving certificate: let the kit serve its webhooks (operator.webhooks: { manifests: [config/webhook/manifests.yaml] }; the kit writes the certificate where controller-runtime looks, or where certDir, certDirArg or certDirEnv says), or switch them off for the run (kubebuilder\'s layout: operator.env ENABLE_WEBHOOKS: "false")',
   },
   {
     // "environment variable", "env var", or a NAME_WITH_UNDERSCORES said to be unset.

@@ -30,14 +30,20 @@ const OID = {
   serverAuth: "1.3.6.1.5.5.7.3.1",
 };
 
-/** Makes a certificate for `ip` (default 127.0.0.1), valid from an hour ago for `days`. */
+/**
+ * Makes a certificate for `ip` (default 127.0.0.1), valid from an hour ago
+ * for `days`. The operator's webhook server serves one too
+ * (src/webhooks/serving-certificate.ts), under another common name.
+ */
 export function createProxyCertificate(
-  options: { ip?: string; days?: number; now?: Date } = {},
+  options: { ip?: string; days?: number; now?: Date; commonName?: string } = {},
 ): ProxyCertificate {
   const ip = options.ip ?? "127.0.0.1";
   const now = options.now ?? new Date();
   const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const name = sequence(set(sequence(oid(OID.commonName), utf8("reconcile-conformance proxy"))));
+  const name = sequence(
+    set(sequence(oid(OID.commonName), utf8(options.commonName ?? "reconcile-conformance proxy"))),
+  );
   const algorithm = sequence(oid(OID.ecdsaWithSha256));
   const notBefore = new Date(now.getTime() - 3_600_000);
   const notAfter = new Date(now.getTime() + (options.days ?? 7) * 86_400_000);

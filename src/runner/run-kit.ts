@@ -27,6 +27,8 @@ import { pathFrom } from "../util/files.js";
 import type { Logger } from "../util/logger.js";
 import { Limiter } from "../util/limiter.js";
 import { pollUntil } from "../util/poll.js";
+import { oneAtATimeReason, scenarioParallelism } from "./parallelism.js";
+import { crdsForServing, prepareWebhookServing, type WebhookServing } from "../webhooks/webhook-serving.js";
 
 /** What to run: the contract, the cluster, and the run's options. */
 export interface RunConfig {
@@ -55,25 +57,6 @@ export interface RunConfig {
   readonly shard?: Shard;
   /** Only this scenario, "<check id>#<target>" (`--scenario`): its check alone is selected. */
   readonly scenario?: string;
-}
-
-/** Scenarios side by side for a namespaced operator when the run does not say. */
-export const DEFAULT_PARALLEL = 4;
-
-/** How many scenarios the run may have side by side; a UsageError when the contract does not allow it. */
-export function scenarioParallelism(config: Pick<RunConfig, "contract" | "parallel">): number {
-  const namespaced = config.contract.operator.namespaced !== undefined;
-  const parallel = config.parallel ?? (namespaced ? DEFAULT_PARALLEL : 1);
-  if (!Number.isInteger(parallel) || parallel < 1) {
-    throw new UsageError("cli/invalid-parallel", `--parallel ${parallel}: expected a whole number >= 1`);
-  }
-  if (parallel > 1 && !namespaced) {
-    throw new UsageError(
-      "cli/parallel-needs-namespaced",
-      `--parallel ${parallel}: scenarios can run side by side only when the contract says how to confine the operator to one namespace (operator.namespaced: { arg: "--watch-namespace" } or { env: "WATCH_NAMESPACE" }); a cluster-wide operator in each scenario would act on the other scenarios' objects`,
-    );
-  }
-  return parallel;
 }
 
 /** Progress of a run, for a console or a job log. */
@@ -142,8 +125,24 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     });
     const kube = KubeClient.fromKubeconfig(access.kubeconfigPath, access.context);
     cleanups.push(() => Promise.resolve(kube.close()));
+    const { operator } = config.contract;
+    const serving =
+      operator.mode === "process" && operator.webhooks
+        ? await prepareWebhookServing(
+            operator.webhooks,
+            join(config.workDir, "webhook-serving"),
+            access.provider,
+          )
+        : undefined;
+    if (serving) {
+      deps.progress.phase(
+        `webhooks: ${serving.webhooks.configurations.length} configuration(s), served by each scenario's operator; certificate in ${serving.certDir}`,
+      );
+      const oneAtATime = oneAtATimeReason(config.contract);
+      if (oneAtATime && config.parallel === undefined) deps.progress.phase(oneAtATime);
+    }
     deps.progress.phase(`installing ${config.contract.crds.length} CRD(s)`);
-    await installCrds(kube, config.contract, deps.signal);
+    await installCrds(kube, config.contract, serving, deps.signal);
     const fixtures = await resolveFixtures(kube, config.contract);
     const clusterFixtures = fixtures.filter((f) => !f.namespaced);
     if (clusterFixtures.length > 0) {
@@ -155,10 +154,9 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     await loadOperandImages(config.contract.images, access, deps);
 
     await mkdir(config.workDir, { recursive: true });
-    const { operator } = config.contract;
     const operators =
       operator.mode === "process"
-        ? processLauncher(operator, config.contract.customResource, deps.logger)
+        ? processLauncher(operator, config.contract.customResource, deps.logger, serving)
         : await prepareDeployedOperators(operator, config.contract.customResource, {
             runner: deps.runner,
             kube,
@@ -431,8 +429,15 @@ export function checkWaivers(contract: Pick<Contract, "file" | "waivers">): void
 }
 
 /** Creates (or replaces) the contract's CRDs and waits until each is Established and served. */
-async function installCrds(kube: KubeClient, contract: Contract, signal: AbortSignal): Promise<void> {
-  for (const { file, object } of contract.crds) {
+async function installCrds(
+  kube: KubeClient,
+  contract: Contract,
+  serving: WebhookServing | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  const objects = crdsForServing(contract.crds, serving);
+  for (const [index, { file }] of contract.crds.entries()) {
+    const object = objects[index] ?? {};
     try {
       await kube.create(object);
     } catch (error) {

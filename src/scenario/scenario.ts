@@ -8,6 +8,7 @@ import { describeError } from "../errors.js";
 import { isNotFound } from "../kube/api-errors.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
 import type { OperatorLauncher, OperatorUnderTest } from "../operator/operator-under-test.js";
+import { webhookRefusal } from "../webhooks/webhook-refusals.js";
 import { ApiProxy } from "../proxy/api-proxy.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { isoNow, type Clock } from "../util/clock.js";
@@ -45,6 +46,19 @@ export interface SpecWrite {
   readonly seq: number;
   /** metadata.generation in the API server's answer. */
   readonly generation?: number;
+}
+
+/**
+ * Throws Inconclusive when the operator's webhooks stopped the kit's write:
+ * the contract asked for what the operator refuses, which says nothing
+ * about its reconciliation.
+ */
+function refusedByWebhook(error: unknown, write: string): void {
+  const refusal = webhookRefusal(error);
+  if (refusal === undefined) return;
+  throw new Inconclusive(
+    `the operator's webhooks stopped the kit's ${write}: ${refusal}; the contract's sample and updates must pass them, as a user's would`,
+  );
 }
 
 /** A scenario that could not reach the point where its check judges: never a pass. */
@@ -241,6 +255,9 @@ export class Scenario {
     try {
       created = await this.kit.create({ ...born, metadata: { ...metadata, namespace: this.namespace } });
     } catch (error) {
+      const what =
+        spec === 0 ? "the sample" : `the sample with the spec of ${updateName(this.deps.contract, spec)}`;
+      refusedByWebhook(error, `create of ${what}`);
       if (spec === 0) throw error;
       throw new Inconclusive(
         `the API server refused the sample created with the spec of ${updateName(this.deps.contract, spec)}: ${describeError(error)}`,
@@ -295,6 +312,7 @@ export class Scenario {
         { type: "merge" },
       );
     } catch (error) {
+      refusedByWebhook(error, updateName(this.deps.contract, ordinal));
       throw new Inconclusive(
         `the API server refused the contract's ${updateName(this.deps.contract, ordinal)}: ${describeError(error)}`,
       );

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parse, stringify } from "yaml";
@@ -505,6 +505,35 @@ describe("init", () => {
     expect(processOperator(await loadContract(join(dir, "reconcile-conformance.yaml"))).env).toMatchObject({
       ENABLE_WEBHOOKS: "false",
     });
+  });
+
+  it("finds kubebuilder's webhook configurations, keeps the webhooks on, and takes the certificate flag of main.go", async () => {
+    const dir = await kubebuilderProject(
+      KUBEBUILDER_MAIN(
+        `\tflag.StringVar(&webhookCertPath, "webhook-cert-path", "", "The directory that contains the webhook certificate.")\n\tif os.Getenv("ENABLE_WEBHOOKS") != "false" {\n\t}`,
+      ),
+    );
+    await mkdir(join(dir, "config/webhook"), { recursive: true });
+    await cp(join(exampleDir, "webhooks/manifests.yaml"), join(dir, "config/webhook/manifests.yaml"));
+    // kubebuilder's other files there: a Service, a kustomization; neither is a webhook configuration.
+    await writeFile(
+      join(dir, "config/webhook/service.yaml"),
+      stringify({ apiVersion: "v1", kind: "Service", metadata: { name: "webhook-service" } }),
+    );
+    await writeFile(
+      join(dir, "config/webhook/kustomization.yaml"),
+      "resources: [manifests.yaml, service.yaml]\n",
+    );
+    await initCommand(["--dir", dir], testContext().context);
+    const contract = await loadContract(join(dir, "reconcile-conformance.yaml"));
+    const operator = processOperator(contract);
+    expect(operator.env).toMatchObject({ ENABLE_WEBHOOKS: "true" });
+    expect(operator.webhooks?.configurations.map((c) => [c.file, c.object.kind])).toEqual([
+      [join(dir, "config/webhook/manifests.yaml"), "MutatingWebhookConfiguration"],
+      [join(dir, "config/webhook/manifests.yaml"), "ValidatingWebhookConfiguration"],
+    ]);
+    expect(operator.webhooks?.certDir).toEqual({ arg: "--webhook-cert-path" });
+    expect(operator.webhooks?.portTelling).toBeUndefined();
   });
 
   it("names where it looked and the flag to give when there are no CRDs", async () => {

@@ -28,6 +28,7 @@ const LAYOUT: OperatorLayout = {
   updates: [{ field: "size", from: 1, to: 2 }],
   readiness: "conditions",
   environment: [],
+  webhooks: undefined,
 };
 
 const write = (layout: Partial<OperatorLayout> = {}, outputDir = "/repo") =>
@@ -178,6 +179,17 @@ describe("starterContract", () => {
       namespaced: { arg: "--watch-namespace", env: "WATCH_NAMESPACE" },
     });
     expect(uncommented(text, "# suites:")).toEqual({ suites: [...SELECTABLE_SUITES] });
+    // The webhooks' example, with one way of telling each thing kept, is a contract the schema accepts.
+    const {
+      portEnv: _portEnv,
+      certDir: _certDir,
+      certDirEnv: _certDirEnv,
+      ...webhooks
+    } = asRecord(asRecord(uncommented(text, "  # webhooks:")).webhooks);
+    expect(
+      contractSchema.safeParse({ ...MINIMAL, operator: { command: ["x"], webhooks } }).error,
+      JSON.stringify(webhooks),
+    ).toBeUndefined();
     const readiness = uncommented(text, "#   readiness:");
     const promises = uncommented(text, "#   - kind: Widget");
     const waivers = uncommented(text, "#   - check:");
@@ -206,7 +218,7 @@ describe("starterContract", () => {
 });
 
 describe("starterContract: the variables the operator reads", () => {
-  it("sets the webhook switch off, and shows the others commented out with a placeholder and where each is read", () => {
+  it("sets the webhook switch off when no webhook configurations were found, and shows the others commented out with a placeholder and where each is read", () => {
     const text = write({
       environment: [
         { name: "ENABLE_WEBHOOKS", file: "cmd/main.go", how: "os.Getenv" },
@@ -217,9 +229,43 @@ describe("starterContract: the variables the operator reads", () => {
     expect(contract.operator.env).toEqual({ ENABLE_WEBHOOKS: "false" });
     expect(text).toContain("# DATABASE_URL: read in internal/controller/db.go (os.LookupEnv); no default");
     expect(text).toMatch(/^ *#\s+DATABASE_URL: "<value>"$/m);
-    expect(text).toMatch(
-      /# ENABLE_WEBHOOKS: read in cmd\/main\.go \(os\.Getenv\); "false" switches kubebuilder's webhooks/,
+    expect(prose(text)).toContain(
+      'ENABLE_WEBHOOKS: read in cmd/main.go (os.Getenv); "false" switches kubebuilder\'s webhooks off, as init found no webhook configurations',
     );
+    // And operator.webhooks is there to uncomment.
+    expect(text).toMatch(/^ *# webhooks:$/m);
+  });
+
+  it("keeps the webhooks on and names their manifests and flags when it found them", () => {
+    const text = write({
+      environment: [{ name: "ENABLE_WEBHOOKS", file: "cmd/main.go", how: "os.Getenv" }],
+      webhooks: {
+        files: ["/repo/config/webhook/manifests.yaml"],
+        webhooks: ["mwidget.kb.io (mutating)", "vwidget.kb.io (validating)"],
+        certDirArg: { arg: "--webhook-cert-path", why: "cmd/main.go defines the flag --webhook-cert-path" },
+      },
+    });
+    const contract = parse(text) as { operator: { env: unknown; webhooks: unknown } };
+    expect(contract.operator.env).toEqual({ ENABLE_WEBHOOKS: "true" });
+    expect(contract.operator.webhooks).toEqual({
+      manifests: ["config/webhook/manifests.yaml"],
+      port: 9443,
+      certDirArg: "--webhook-cert-path",
+      conversion: [],
+    });
+    expect(prose(text)).toContain("Found: mwidget.kb.io (mutating), vwidget.kb.io (validating).");
+    expect(prose(text)).toContain("no flag for the webhook server's port found");
+    expect(contractSchema.safeParse(parse(text)).success).toBe(true);
+    const withPort = write({
+      webhooks: {
+        files: ["/repo/config/webhook/manifests.yaml"],
+        webhooks: ["v (validating)"],
+        portArg: { arg: "--webhook-port", why: "cmd/main.go defines the flag --webhook-port" },
+      },
+    });
+    expect((parse(withPort) as { operator: { webhooks: unknown } }).operator.webhooks).toMatchObject({
+      portArg: "--webhook-port",
+    });
   });
 
   it("leaves the namespace variable to the kit", () => {
