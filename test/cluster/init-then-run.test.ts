@@ -1,4 +1,4 @@
-import { cp, mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -8,8 +8,9 @@ import { runCli } from "../support/run-cli.js";
 import { exampleDir } from "../support/webapp-example.js";
 
 // A new user's first hour, as one test: the example operator laid out as kubebuilder lays a
-// project out (config/crd/bases, config/samples, main.go and its module at the root), `init` on
-// it, then `run` on the contract init wrote, unedited, to a verdict on every check.
+// project out (config/crd/bases, config/samples, config/webhook, main.go and its module at the
+// root), `init` on it, then `run` on the contract init wrote, unedited, to a verdict on every
+// check, with the operator serving its admission webhooks.
 
 /** The example operator's sources in a kubebuilder-style tree of its own. */
 async function kubebuilderLayout(): Promise<string> {
@@ -24,6 +25,8 @@ async function kubebuilderLayout(): Promise<string> {
     join(dir, "config/crd/bases/demo.reconcile-conformance.dev_webapps.yaml"),
   );
   await cp(join(exampleDir, "samples/webapp.yaml"), join(dir, "config/samples/demo_v1alpha1_webapp.yaml"));
+  await mkdir(join(dir, "config/webhook"), { recursive: true });
+  await cp(join(exampleDir, "webhooks/manifests.yaml"), join(dir, "config/webhook/manifests.yaml"));
   return dir;
 }
 
@@ -38,12 +41,27 @@ describe("init, then run on what it wrote", () => {
       expect(init.code, init.stderr).toBe(0);
       const initMs = Date.now() - started;
       const contract = parse(await readFile(join(dir, "reconcile-conformance.yaml"), "utf8")) as {
-        operator: { command: string[]; namespaced?: unknown; startTimeout: string };
+        operator: {
+          command: string[];
+          namespaced?: unknown;
+          startTimeout: string;
+          env: Record<string, string>;
+          webhooks?: Record<string, unknown>;
+        };
       };
       // What init found: `go run .` (main.go has siblings), the namespace flag, a measured timeout.
       expect(contract.operator.command.slice(0, 3)).toEqual(["go", "run", "."]);
       expect(contract.operator.namespaced).toEqual({ arg: "--watch-namespace" });
       expect(init.stderr).toMatch(/init: built in [\d.]+ s/);
+      // The webhooks it found, kept on, with the flags main.go defines for their port and certificate.
+      expect(contract.operator.env).toEqual({ ENABLE_WEBHOOKS: "true" });
+      expect(contract.operator.webhooks).toEqual({
+        manifests: ["config/webhook/manifests.yaml"],
+        port: 9443,
+        portArg: "--webhook-port",
+        certDirArg: "--webhook-cert-path",
+        conversion: [],
+      });
 
       const reportDir = join(dir, "report");
       const run = await runCli([
@@ -63,6 +81,12 @@ describe("init, then run on what it wrote", () => {
         JSON.stringify(statuses),
       ).toBe(true);
       expect(report.checks.length).toBe(18);
+      // The operator served its webhooks: the sample of a scenario was defaulted and validated.
+      const logs = await readdir(join(reportDir, "scenarios/drift"), { recursive: true });
+      const first = logs.find((f) => f.endsWith("operator-1.log")) ?? "";
+      expect(await readFile(join(reportDir, "scenarios/drift", first), "utf8")).toMatch(
+        /webhook\s+validated\s+\{"operation": "create"/,
+      );
       console.log(
         `init ${(initMs / 1000).toFixed(1)} s, init to the first verdict's report ${(totalMs / 1000).toFixed(1)} s`,
       );
