@@ -101,6 +101,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // The API server keeps its connections alive: close them, or close() waits for their timeout.
+  server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
   cluster?.client.close();
   await cluster?.provider.delete();
