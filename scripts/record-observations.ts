@@ -28,6 +28,10 @@ const ROLE_CHECKS = [
   "conflict/child-update",
   "staleness/restart-from-the-past",
   "differential/update-equals-creation",
+  // Found by role too: what the reference's cleanup removed, in another life (directory-<uid>).
+  "deletion/crash-during-cleanup",
+  "deletion/cleanup-retried",
+  "deletion/no-resurrection",
 ];
 
 /** Every observation.json below `dir`. */

@@ -42,6 +42,12 @@ export interface EffectFacts {
   readonly answeredResourceVersion?: string;
   /** For deletecollection: how many items the answer listed; undefined when unknown. */
   readonly deletedItems?: number;
+  /**
+   * An update or patch answered with the object terminating and no finalizer
+   * left: it removed the last one, and the API server deleted the object
+   * (its resourceVersion stays where the delete left it).
+   */
+  readonly releasedLastFinalizer?: boolean;
 }
 
 export interface EffectDecision {
@@ -62,7 +68,10 @@ export interface EffectDecision {
  *   is a `no-op` (nobody changed anything); one that moved may be another
  *   writer's, so `ambiguous`;
  * - a delete: `deleted`, except a delete of an object already terminating
- *   that left it as it was: `no-op`.
+ *   that left it as it was: `no-op`;
+ * - an update or patch that removed the last finalizer of a terminating
+ *   object: `deleted` (checked before the resourceVersion, which the final
+ *   release does not move).
  */
 export function decideEffect(facts: EffectFacts): EffectDecision {
   const { verb, status } = facts;
@@ -91,6 +100,7 @@ export function decideEffect(facts: EffectFacts): EffectDecision {
 
 function decideUpdate(facts: EffectFacts): EffectDecision {
   if (facts.status === 201) return { effect: "created" };
+  if (facts.releasedLastFinalizer) return { effect: "deleted", why: "removed the last finalizer" };
   const after = facts.answeredResourceVersion;
   if (after === undefined) return { effect: "ambiguous", why: "answer carries no resourceVersion" };
   if (facts.basedOn !== undefined) {

@@ -333,6 +333,9 @@ export class WriteHandler {
       ...(prior ? { prior } : {}),
       ...(ok && meta.resourceVersion ? { answeredResourceVersion: meta.resourceVersion } : {}),
       ...(info.verb === "deletecollection" ? { deletedItems: itemCount(parseAnswer(answer)) } : {}),
+      ...(ok && (info.verb === "update" || info.verb === "patch") && releasedLast(parseAnswer(answer))
+        ? { releasedLastFinalizer: true }
+        : {}),
     };
     const decision = decideEffect(facts);
     const changedPaths =
@@ -443,4 +446,12 @@ export class WriteHandler {
 interface Forwarded {
   readonly entry: WriteEntry;
   readonly answer: BufferedAnswer;
+}
+
+/** An answered object that is terminating with no finalizer left: the write that answered it deleted it. */
+function releasedLast(answered: unknown): boolean {
+  const metadata = (
+    answered as { metadata?: { deletionTimestamp?: unknown; finalizers?: unknown[] } } | undefined
+  )?.metadata;
+  return metadata?.deletionTimestamp !== undefined && (metadata.finalizers ?? []).length === 0;
 }

@@ -1,3 +1,4 @@
+import { operatorFinalizers, recordDeletion, type DeletionRecord } from "./deletion.js";
 import { specUpdates, updateName } from "../contract/load-contract.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
@@ -40,6 +41,13 @@ export interface SpecReference {
    * normalised name).
    */
   readonly roles?: ChildRoles;
+  /**
+   * Spec 0's first life only, for an operator that put a finalizer of its
+   * own on the custom resource: the kit then deleted the converged custom
+   * resource and recorded the operator's deletion writes (the deletion
+   * suite's reference). Absent: no finalizer, or another spec.
+   */
+  readonly deletion?: DeletionRecord;
   /** The second life (spec 0 only): what varies with timing between two fault-free lives. */
   readonly secondLife?: { readonly namespace: string; readonly writes: readonly WriteEntry[] };
 }
@@ -165,13 +173,20 @@ export class SpecReferences {
         );
       }
       const children = await liveChildObjects(scenario);
+      const writes = scenario.proxy.writeLog.query({ actor: "operator" });
+      // The deletion is recorded after the reference's writes are taken: they end at convergence.
+      const deletion =
+        name === "reference-0" && operatorFinalizers(customResource).length > 0
+          ? await recordDeletion(scenario, customResource, this.deps)
+          : undefined;
       return {
         spec,
         namespace: scenario.namespace,
         customResource,
         children,
-        writes: scenario.proxy.writeLog.query({ actor: "operator" }),
+        writes,
         specWrites: [...scenario.specWrites],
+        ...(deletion ? { deletion } : {}),
       };
     } finally {
       await scenario.close();

@@ -1,6 +1,7 @@
 import type { AnyCheck, Suite } from "./check.js";
 import { cluster } from "./cluster/index.js";
 import { conflict } from "./conflict/index.js";
+import { deletion } from "./deletion/index.js";
 import { differential } from "./differential/index.js";
 import { drift } from "./drift/index.js";
 import { idempotency } from "./idempotency/index.js";
@@ -22,6 +23,7 @@ const BY_NAME = {
   conflict,
   staleness,
   differential,
+  deletion,
 } as const satisfies { readonly [N in SuiteName]: Suite & { readonly name: N } };
 
 /** The suites in the order a run judges them (SUITE_NAMES' order): the cluster's sanity first. */

@@ -13,6 +13,7 @@ export const SELECTABLE_SUITES = [
   "conflict",
   "staleness",
   "differential",
+  "deletion",
 ] as const;
 
 /** Every suite: the cluster's sanity first (it always runs), then the selectable ones. */

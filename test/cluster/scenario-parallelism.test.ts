@@ -52,7 +52,7 @@ describe("scenarios side by side give the verdicts of scenarios one at a time", 
     const sideBySide = await runExampleOperator(cluster, binary, { ...options, parallel: 4 });
     expect(verdicts(sideBySide)).toEqual(verdicts(oneByOne));
     // Not vacuous: the runs judged something, and the parallel one really overlapped its scenarios.
-    expect(oneByOne.checks.length).toBe(18);
+    expect(oneByOne.checks.length).toBe(21);
     expect(driftWallMs(oneByOne)).toBeGreaterThanOrEqual(driftScenarioMs(oneByOne) * 0.95);
     expect(driftWallMs(sideBySide)).toBeLessThan(driftScenarioMs(sideBySide) * 0.6);
   });

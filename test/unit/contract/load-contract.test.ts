@@ -75,7 +75,15 @@ describe("loadContract", () => {
         { group: "coordination.k8s.io", resource: "leases" },
       ],
       drift: { include: [], exclude: [] },
-      suites: ["drift", "status-stability", "idempotency", "conflict", "staleness", "differential"],
+      suites: [
+        "drift",
+        "status-stability",
+        "idempotency",
+        "conflict",
+        "staleness",
+        "differential",
+        "deletion",
+      ],
       promises: [],
       waivers: [],
     });
@@ -283,7 +291,7 @@ describe("loadContract", () => {
     [
       "an unknown suite",
       { ...minimal, suites: ["drfit"] },
-      'suites[0]: expected one of drift, status-stability, idempotency, conflict, staleness, differential, got "drfit"',
+      'suites[0]: expected one of drift, status-stability, idempotency, conflict, staleness, differential, deletion, got "drfit"',
     ],
     ["an empty update", { ...minimal, updates: [{}] }, "updates[0]: expected at least one field to change"],
     ["no CRDs", { ...minimal, crds: [] }, "crds: expected at least one CRD manifest"],

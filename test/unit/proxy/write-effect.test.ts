@@ -10,6 +10,16 @@ import {
 // test/cluster/write-effects.test.ts; here the decision alone, exhaustively.
 const rows: [string, EffectFacts, string][] = [
   ["create 201", { verb: "create", status: 201 }, "created"],
+  [
+    "update that removed the last finalizer of a terminating object (its rv does not move)",
+    { verb: "update", status: 200, basedOn: "5", answeredResourceVersion: "5", releasedLastFinalizer: true },
+    "deleted",
+  ],
+  [
+    "patch that removed the last finalizer, unconditional",
+    { verb: "patch", status: 200, answeredResourceVersion: "7", releasedLastFinalizer: true },
+    "deleted",
+  ],
   ["create answered 409 AlreadyExists", { verb: "create", status: 409 }, "rejected"],
   ["create never answered (dropped, hung)", { verb: "create", status: 0 }, "rejected"],
   ["create, dry run", { verb: "create", status: 201, dryRun: true }, "no-op"],

@@ -50,6 +50,8 @@ type Reconciler struct {
 	// that it is only here, so a restarted operator has none and generates another.
 	passwords   map[types.UID][]byte
 	passwordsMu sync.Mutex
+	// directory is CleanupInMemory's memory of the directory entries it created (finalizer.go).
+	directory directoryMemory
 }
 
 // rememberedPassword is RegenerateSecret's password for app, generated the first time this process asks.
@@ -85,6 +87,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{})
 	if r.Bug.generatesSecret() {
 		builder = builder.Owns(&corev1.Secret{})
+	}
+	if r.Bug.guardsDeletion() {
+		// The directory entry has no owner reference to follow: its label names its WebApp.
+		builder = builder.Watches(&corev1.ConfigMap{}, directoryEntryEvents())
 	}
 	return builder.Complete(r)
 }
@@ -124,7 +130,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !app.DeletionTimestamp.IsZero() {
+		if r.Bug.guardsDeletion() {
+			return ctrl.Result{}, r.finalize(ctx, app, changes)
+		}
 		return ctrl.Result{}, nil // children go with their owner through garbage collection
+	}
+	if r.Bug.guardsDeletion() {
+		if err := r.ensureFinalizer(ctx, app); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	if r.Bug == EarlyReady && app.Status.ObservedGeneration != app.Generation {
@@ -228,8 +242,16 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, 
 		owned:   r.Bug != NameWithoutUID && r.Bug != UIDPrefixTakeover,
 		changes: changes,
 	})
-	if err := note(err); err != nil || !r.Bug.generatesSecret() {
+	if err := note(err); err != nil {
 		return observed, err
+	}
+	if r.Bug.guardsDeletion() {
+		if err := note(r.ensureDirectoryEntry(ctx, app, changes)); err != nil {
+			return observed, err
+		}
+	}
+	if !r.Bug.generatesSecret() {
+		return observed, nil
 	}
 
 	var remembered []byte

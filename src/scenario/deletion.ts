@@ -1,0 +1,104 @@
+import { describeError } from "../errors.js";
+import type { KubeObject } from "../kube/kube-client.js";
+import type { WriteEntry } from "../proxy/write-log.js";
+import { pollUntil, PollTimeoutError } from "../util/poll.js";
+import { isQuiet } from "./quiescence.js";
+import { Inconclusive, type Scenario, type ScenarioDeps } from "./scenario.js";
+
+// The deletion of a scenario's custom resource, as the deletion suite and the
+// spec-0 reference need it: the kit's delete, then the wait until the
+// custom resource is gone and the operator quiet.
+
+/** How the kit deletes: as `kubectl delete` does (Background), or `--cascade=foreground`. */
+export type Propagation = "Background" | "Foreground";
+
+/** What one deletion of the custom resource gave. */
+export interface DeletionRecord {
+  /** The operator's finalizers on the custom resource before the delete. */
+  readonly finalizers: readonly string[];
+  /** The write log's sequence number of the kit's delete. */
+  readonly deleteSeq: number;
+  /** The operator's writes after the delete (its own namespace, ignored kinds left out). */
+  readonly writes: readonly WriteEntry[];
+  /** Undefined once the custom resource is gone; else what was left at the deadline. */
+  readonly stuck?: string;
+}
+
+/**
+ * The operator's own finalizers: domain-qualified names, not the API
+ * server's (`foregroundDeletion`, `orphan`) nor Kubernetes' (`kubernetes.io/...`).
+ */
+export function operatorFinalizers(object: KubeObject | undefined): string[] {
+  return (object?.metadata?.finalizers ?? []).filter(
+    (f) => f.includes("/") && !f.startsWith("kubernetes.io/") && !f.includes(".kubernetes.io/"),
+  );
+}
+
+/** The kit deletes the custom resource; returns the sequence number of its delete in the write log. */
+export async function deleteCustomResource(scenario: Scenario, propagation: Propagation): Promise<number> {
+  try {
+    await scenario.kit.delete(scenario.customResource, { propagationPolicy: propagation });
+  } catch (error) {
+    throw new Inconclusive(`the API server refused to delete the custom resource: ${describeError(error)}`);
+  }
+  return scenario.proxy.writeLog.lastSeq;
+}
+
+/**
+ * Waits until the custom resource is gone and the operator has been quiet
+ * for the quiet period since (or `until` says done earlier: a fault that
+ * acted); at the convergence timeout, says what is left rather than throwing.
+ */
+export async function untilDeleted(
+  scenario: Scenario,
+  deps: Pick<ScenarioDeps, "contract" | "clock" | "signal">,
+  from: number,
+  until?: () => boolean,
+): Promise<string | undefined> {
+  const stimulusAt = deps.clock.now();
+  try {
+    await pollUntil(
+      async () => {
+        if (until?.()) return { done: true, value: undefined };
+        const cr = await scenario.kit.tryGet(scenario.customResource);
+        if (cr) {
+          const finalizers = cr.metadata?.finalizers ?? [];
+          return {
+            done: false,
+            reason: `the custom resource is still there${finalizers.length > 0 ? ` with finalizers ${finalizers.join(", ")}` : ""} (deletionTimestamp ${String(cr.metadata?.deletionTimestamp ?? "none")})`,
+          };
+        }
+        return isQuiet(scenario.silence(stimulusAt), deps.contract.quietPeriodMs)
+          ? { done: true, value: undefined }
+          : { done: false, reason: "the custom resource is gone; the operator is not quiet yet" };
+      },
+      {
+        description: "the deletion of the custom resource",
+        timeoutMs: deps.contract.timeouts.convergeMs,
+        intervalMs: 100,
+        signal: deps.signal,
+      },
+    );
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof PollTimeoutError)) throw error;
+    return `${error.lastReason} ${Math.round(error.timeoutMs / 1000)} s after ${from === 0 ? "the delete" : `write ${from}`}`;
+  }
+}
+
+/** Deletes the converged custom resource and records the operator's deletion writes (the spec-0 reference's). */
+export async function recordDeletion(
+  scenario: Scenario,
+  converged: KubeObject,
+  deps: Parameters<typeof untilDeleted>[1],
+): Promise<DeletionRecord> {
+  const finalizers = operatorFinalizers(converged);
+  const deleteSeq = await deleteCustomResource(scenario, "Background");
+  const stuck = await untilDeleted(scenario, deps, deleteSeq);
+  return {
+    finalizers,
+    deleteSeq,
+    writes: scenario.operatorWrites({ after: deleteSeq }),
+    ...(stuck ? { stuck } : {}),
+  };
+}

@@ -1,0 +1,89 @@
+import type { WriteEntry } from "../../proxy/write-log.js";
+import { deleteCustomResource, untilDeleted } from "../../scenario/deletion.js";
+import { defineCheck, type Judgement } from "../check.js";
+import {
+  deletionEnd,
+  deletionEvidence,
+  deletionProblems,
+  deletionReference,
+  type DeletionEnd,
+  type DeletionReference,
+} from "./deletion-end.js";
+
+export interface ResurrectionObservation {
+  readonly end: DeletionEnd;
+}
+
+/** Updates of children (not the custom resource, not deletes) after the delete: shown, not judged. */
+function childUpdates(
+  writes: readonly WriteEntry[],
+  customResource: { group: string; resource: string },
+): WriteEntry[] {
+  return writes.filter(
+    (w) =>
+      w.verb !== "delete" &&
+      w.effect !== "created" &&
+      w.effect !== "no-op" &&
+      w.code >= 200 &&
+      w.code < 300 &&
+      !(w.group === customResource.group && w.resource === customResource.resource),
+  );
+}
+
+/**
+ * The sample converges; the kit deletes it in the foreground (as
+ * `kubectl delete --cascade=foreground`): the custom resource stays,
+ * terminating, while the garbage collector deletes what it owns, and every
+ * deletion is an event the operator sees. From the delete on, the operator
+ * must create nothing (the classic: a reconcile of a terminating object
+ * recreates what the garbage collector just removed), and the deletion must
+ * end as the reference's did.
+ */
+export const noResurrection = defineCheck<DeletionReference, ResurrectionObservation>({
+  id: "deletion/no-resurrection",
+  level: "MUST",
+  summary:
+    "from the moment the custom resource is terminating, the operator creates nothing: what the garbage collector deletes stays deleted",
+  references: () => [0],
+  targets(context) {
+    const reference = deletionReference(context);
+    if (reference === undefined) return [];
+    if ("skip" in reference) return reference;
+    return [reference];
+  },
+  targetName: () => "foreground deletion",
+  observer: {
+    scenario: "no-resurrection",
+    async observe(context, reference) {
+      const scenario = await context.open();
+      await scenario.startWithSample();
+      await scenario.converge("convergence of the sample");
+      context.progress("deleting the custom resource in the foreground");
+      const deleteSeq = await deleteCustomResource(scenario, "Foreground");
+      const stuck = await untilDeleted(scenario, context.deps, deleteSeq);
+      return { end: await deletionEnd(scenario, reference, deleteSeq, stuck) };
+    },
+  },
+  judge({ end }, contract): Judgement {
+    const updates = childUpdates(end.writes, contract.customResource);
+    const notes = updates.map(
+      (w) =>
+        `write ${w.seq}: ${w.verb} ${w.resource}/${w.name ?? ""} while terminating (an update, not judged)`,
+    );
+    const problems = deletionProblems(end);
+    const evidence = deletionEvidence(end, notes);
+    if (problems.length > 0) {
+      return {
+        status: "failed",
+        message: `in a foreground deletion: ${problems.join("; ")}`,
+        evidence: { ...evidence, operatorLog: end.operatorLog },
+      };
+    }
+    return {
+      status: "passed",
+      message:
+        "deleted in the foreground, the custom resource went with everything its cleanup removes, and the operator created nothing after the delete",
+      evidence,
+    };
+  },
+});
