@@ -5,9 +5,17 @@
  * side), repeated, with the median wall time, the scenario count, the time
  * per scenario and where the time goes.
  *
- *   npm run bench:run [-- --runs 3] [-- --parallel N]
+ *   npm run bench:run [-- --runs 3] [-- --parallel N] [-- --variant finalizer]
+ *                     [-- --compare queues|deletion]
  *
- * Budget (issue 9): <= 120 s on 2 cores, aim 60 s.
+ * `--variant` runs one of the example's variants (WEBAPP_BUG). `--compare`
+ * alternates two configurations run by run in one session, so that a noisy
+ * machine slows both alike, and quotes both medians and their ratio:
+ * `queues` with the contract's operator.metrics and without (silence alone
+ * decides quiescence), `deletion` with every suite and without the
+ * deletion suite.
+ *
+ * Budget (issue 9): <= 120 s on 2 cores, aim 60 s; issue 27 aims at 30 s.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
@@ -15,21 +23,52 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseClusterConfig, processEnvironment } from "../src/cluster/cluster-config.js";
-import { loadContract } from "../src/contract/load-contract.js";
+import { loadContract, type Contract } from "../src/contract/load-contract.js";
 import { zxCommandRunner } from "../src/process/command-runner.js";
 import { runKit, type ProgressReporter } from "../src/runner/run-kit.js";
 import { scenarioParallelism } from "../src/runner/parallelism.js";
 import { SCENARIO_LIFETIME, Timings } from "../src/scenario/timings.js";
 import { systemClock } from "../src/util/clock.js";
+import { SELECTABLE_SUITES } from "../src/suites/suite-names.js";
 import { silentLogger } from "../src/util/logger.js";
 import { exampleDir, exampleOperatorBinary } from "../test/support/webapp-example.js";
 
 const { values } = parseArgs({
-  options: { runs: { type: "string", default: "3" }, parallel: { type: "string" } },
+  options: {
+    runs: { type: "string", default: "3" },
+    parallel: { type: "string" },
+    variant: { type: "string" },
+    compare: { type: "string" },
+  },
 });
 const runs = Number(values.runs);
+if (values.compare !== undefined && values.compare !== "queues" && values.compare !== "deletion") {
+  throw new Error(`--compare: expected queues or deletion, got ${JSON.stringify(values.compare)}`);
+}
 exampleOperatorBinary(); // built before the clock starts, as a run on a warm machine finds it
-const contract = await loadContract(join(exampleDir, "reconcile-conformance.yaml"));
+const written = await loadContract(join(exampleDir, "reconcile-conformance.yaml"));
+if (written.operator.mode !== "process") throw new Error("the example's contract runs a process");
+const contract: Contract = values.variant
+  ? {
+      ...written,
+      operator: { ...written.operator, env: { ...written.operator.env, WEBAPP_BUG: values.variant } },
+    }
+  : written;
+/** The configurations measured: the contract as written, and what --compare sets beside it. */
+const configurations: readonly Configuration[] = [
+  { name: "as written", contract },
+  ...(values.compare === "queues"
+    ? [{ name: "without queue evidence", contract: withoutMetrics(contract) }]
+    : values.compare === "deletion"
+      ? [
+          {
+            name: "without the deletion suite",
+            contract,
+            suites: SELECTABLE_SUITES.filter((s) => s !== "deletion"),
+          },
+        ]
+      : []),
+];
 const parallel = scenarioParallelism({
   contract,
   ...(values.parallel ? { parallel: Number(values.parallel) } : {}),
@@ -41,6 +80,13 @@ const quiet: ProgressReporter = {
   checkFinished: () => undefined,
 };
 
+interface Configuration {
+  readonly name: string;
+  readonly contract: Contract;
+  /** Only these suites (default: the contract's). */
+  readonly suites?: readonly string[];
+}
+
 interface Sample {
   readonly wall: number;
   readonly timings: Timings;
@@ -49,8 +95,15 @@ interface Sample {
   readonly status: string;
   readonly checks: number;
 }
-const samples: Sample[] = [];
-for (let i = 1; i <= runs; i++) {
+
+/** The contract with no operator.metrics: silence alone decides quiescence, as before issue 27. */
+function withoutMetrics(c: Contract): Contract {
+  if (c.operator.mode !== "process") return c;
+  const { metrics: _dropped, ...operator } = c.operator;
+  return { ...c, operator };
+}
+
+async function measure(configuration: Configuration, label: string): Promise<Sample> {
   const timings = new Timings();
   const cluster = parseClusterConfig(
     { provider: "kwok", name: `rc-bench-run-${randomBytes(3).toString("hex")}` },
@@ -59,12 +112,13 @@ for (let i = 1; i <= runs; i++) {
   const started = performance.now();
   const report = await runKit(
     {
-      contract,
+      contract: configuration.contract,
       cluster,
       strict: false,
       keep: false,
       parallel,
       workDir: await mkdtemp(join(tmpdir(), "rc-bench-run-")),
+      ...(configuration.suites ? { suites: configuration.suites } : {}),
     },
     {
       runner: zxCommandRunner,
@@ -78,40 +132,53 @@ for (let i = 1; i <= runs; i++) {
   const wall = (performance.now() - started) / 1000;
   const scenarios = timings.counts.get(SCENARIO_LIFETIME) ?? 0;
   const scenarioSeconds = (timings.totals.get(SCENARIO_LIFETIME) ?? 0) / 1000;
-  samples.push({
-    wall,
-    timings,
-    scenarios,
-    scenarioSeconds,
-    status: report.status,
-    checks: report.checks.length,
-  });
   console.log(
-    `run ${i}/${runs}: ${wall.toFixed(1)} s, ${report.checks.length} checks, ${scenarios} scenarios, ${report.status}`,
+    `${label}: ${wall.toFixed(1)} s, ${report.checks.length} checks, ${scenarios} scenarios, ${report.status}`,
+  );
+  return { wall, timings, scenarios, scenarioSeconds, status: report.status, checks: report.checks.length };
+}
+
+const samples = new Map<string, Sample[]>(configurations.map((c) => [c.name, []]));
+for (let i = 1; i <= runs; i++) {
+  for (const configuration of configurations) {
+    const sample = await measure(configuration, `run ${i}/${runs} (${configuration.name})`);
+    samples.get(configuration.name)?.push(sample);
+  }
+}
+
+const seconds = (ms: number | undefined) => ((ms ?? 0) / 1000).toFixed(1).padStart(6);
+const medians = new Map<string, number>();
+for (const configuration of configurations) {
+  const byWall = [...(samples.get(configuration.name) ?? [])].sort((a, b) => a.wall - b.wall);
+  const median = byWall[Math.floor(byWall.length / 2)];
+  if (!median) throw new Error("no run");
+  medians.set(configuration.name, median.wall);
+  console.log(
+    `\n${configuration.name}${values.variant ? ` (variant ${values.variant})` : ""}: full default run (every implemented suite${configuration.suites ? " but deletion" : ""}, cluster boot included, ${parallel} scenario(s) side by side): median ${median.wall.toFixed(1)} s (min ${byWall[0]?.wall.toFixed(1)}, max ${byWall.at(-1)?.wall.toFixed(1)})  [budget <= 120 s, aim 30 s]`,
+  );
+  console.log(
+    `scenarios: ${median.scenarios} (references included); ${(median.scenarioSeconds / Math.max(1, median.scenarios)).toFixed(1)} s each on average, ${(median.wall / Math.max(1, median.scenarios)).toFixed(1)} s of wall time each with ${parallel} side by side; ${median.checks} checks, verdict ${median.status}`,
+  );
+  const { timings } = median;
+  const cluster = (timings.totals.get("cluster start") ?? 0) + (timings.totals.get("cluster delete") ?? 0);
+  console.log(
+    `where the time goes (median run; ${median.scenarioSeconds.toFixed(1)} s of scenarios, summed over scenarios that overlap):`,
+  );
+  console.log(`  ${"cluster start + delete (wall)".padEnd(42)} ${seconds(cluster)} s`);
+  const phases = [...timings.totals].filter(([p]) => !p.startsWith("cluster ") && p !== SCENARIO_LIFETIME);
+  for (const [phase, ms] of phases.sort((a, b) => b[1] - a[1])) {
+    console.log(`  ${phase.padEnd(42)} ${seconds(ms)} s over ${timings.counts.get(phase) ?? 0}`);
+  }
+  const phaseSum = phases.reduce((sum, [, ms]) => sum + ms, 0) / 1000;
+  console.log(
+    `  ${"the rest (checks' own waits and reads)".padEnd(42)} ${(median.scenarioSeconds - phaseSum).toFixed(1).padStart(6)} s`,
   );
 }
-const byWall = [...samples].sort((a, b) => a.wall - b.wall);
-const median = byWall[Math.floor(byWall.length / 2)];
-if (!median) throw new Error("no run");
-const seconds = (ms: number | undefined) => ((ms ?? 0) / 1000).toFixed(1).padStart(6);
-const scenarioSeconds = (sample: Sample) => sample.scenarioSeconds.toFixed(1);
-console.log(
-  `\nfull default run (every implemented suite, cluster boot included, ${parallel} scenario(s) side by side): median ${median.wall.toFixed(1)} s (min ${byWall[0]?.wall.toFixed(1)}, max ${byWall.at(-1)?.wall.toFixed(1)})  [budget <= 120 s, aim 60 s]`,
-);
-console.log(
-  `scenarios: ${median.scenarios} (references included); ${(median.scenarioSeconds / Math.max(1, median.scenarios)).toFixed(1)} s each on average, ${(median.wall / Math.max(1, median.scenarios)).toFixed(1)} s of wall time each with ${parallel} side by side; verdict ${median.status}`,
-);
-const { timings } = median;
-const cluster = (timings.totals.get("cluster start") ?? 0) + (timings.totals.get("cluster delete") ?? 0);
-console.log(
-  `where the time goes (median run; ${scenarioSeconds(median)} s of scenarios, summed over scenarios that overlap):`,
-);
-console.log(`  ${"cluster start + delete (wall)".padEnd(42)} ${seconds(cluster)} s`);
-const phases = [...timings.totals].filter(([p]) => !p.startsWith("cluster ") && p !== SCENARIO_LIFETIME);
-for (const [phase, ms] of phases.sort((a, b) => b[1] - a[1])) {
-  console.log(`  ${phase.padEnd(42)} ${seconds(ms)} s over ${timings.counts.get(phase) ?? 0}`);
+const [first, second] = configurations;
+if (first && second) {
+  const a = medians.get(first.name) ?? 0;
+  const b = medians.get(second.name) ?? 0;
+  console.log(
+    `\n${first.name} ${a.toFixed(1)} s against ${second.name} ${b.toFixed(1)} s: ${(a - b).toFixed(1)} s, ratio ${(a / b).toFixed(2)} (medians of ${runs}, alternated in one session)`,
+  );
 }
-const phaseSum = phases.reduce((sum, [, ms]) => sum + ms, 0) / 1000;
-console.log(
-  `  ${"the rest (checks' own waits and reads)".padEnd(42)} ${(median.scenarioSeconds - phaseSum).toFixed(1).padStart(6)} s`,
-);

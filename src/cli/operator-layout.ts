@@ -1,3 +1,4 @@
+import { findMetrics, type MetricsFound } from "./metrics-layout.js";
 import { findWebhooks, type WebhooksFound } from "./webhook-layout.js";
 import { basename } from "node:path";
 import { parseAllDocuments } from "yaml";
@@ -91,6 +92,8 @@ export interface OperatorLayout {
   readonly environment: readonly EnvironmentRead[];
   /** Its admission webhooks' configurations (kubebuilder's config/webhook); undefined: none found. */
   readonly webhooks: WebhooksFound | undefined;
+  /** The flags of its metrics endpoint (kubebuilder's --metrics-bind-address); undefined: none found. */
+  readonly metrics: MetricsFound | undefined;
 }
 
 /**
@@ -121,6 +124,7 @@ export function operatorLayout(read: RepositoryRead): OperatorLayout {
     readiness: chooseReadiness(schema),
     environment: environmentReads(goSources(read)),
     webhooks: findWebhooks(read, main),
+    metrics: findMetrics(main),
   };
 }
 

@@ -1,6 +1,8 @@
 import { basename, dirname, relative } from "node:path";
 import { contractSchema, SELECTABLE_SUITES } from "../contract/contract-schema.js";
+import { DEFAULT_METRICS_SETTLE } from "../contract/operator-metrics.js";
 import { DEFAULT_WEBHOOK_PORT } from "../contract/operator-webhooks.js";
+import { metricsArgs, type MetricsFound } from "./metrics-layout.js";
 import { fieldDescription, fieldVariants } from "./contract-descriptions.js";
 import type { OperatorLayout } from "./operator-layout.js";
 import { inline, inlineMap, quoted, renderStarter, wrap, type Field } from "./starter-rendering.js";
@@ -81,6 +83,44 @@ function environmentField(
           },
         }
       : {}),
+  };
+}
+
+/** operator.metrics: the flags init found, or an example to uncomment. */
+function metricsField(found: MetricsFound | undefined): Field {
+  const defaults = [
+    { key: "path", commentedOut: true, value: quoted("/metrics") },
+    { key: "settle", commentedOut: true, value: quoted(DEFAULT_METRICS_SETTLE) },
+  ];
+  if (found === undefined) {
+    return {
+      key: "metrics",
+      commentedOut: true,
+      value: {
+        args: inline([quoted("--metrics-bind-address=127.0.0.1:{port}"), quoted("--metrics-secure=false")]),
+        env: {},
+        path: quoted("/metrics"),
+        settle: quoted(DEFAULT_METRICS_SETTLE),
+      },
+      notes: [
+        "Not set: no metrics address flag found in the main package, so the quiet period alone decides when the operator is done. If it publishes controller-runtime's metrics, uncomment this with its flag:",
+      ],
+    };
+  }
+  const why = [found.address.why, ...(found.secure ? [found.secure.why] : [])].join(" and ");
+  return {
+    key: "metrics",
+    fields: [
+      {
+        key: "args",
+        value: inline(metricsArgs(found).map(quoted)),
+        notes: [
+          `Set because ${why}: each scenario's operator publishes its work queues on a port of its own over plain HTTP, and the kit knows it is done when they are empty.`,
+        ],
+      },
+      { key: "env", commentedOut: true, value: {} },
+      ...defaults,
+    ],
   };
 }
 
@@ -242,6 +282,7 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
               ],
             },
         webhooksField(layout.webhooks, at),
+        metricsField(layout.metrics),
       ],
     },
     { key: "crds", value: crds.files.map((f) => quoted(at(f))), notes: crdNotes },

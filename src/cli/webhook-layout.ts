@@ -63,10 +63,20 @@ function configurationWebhooks(text: string): string[] {
   return names;
 }
 
-/** A flag main.go defines (flag.StringVar(&x, "name", ...), flag.Int, pflag alike) whose name matches. */
-function flagNamed(main: MainPackage | undefined, pattern: RegExp): FoundFlag | undefined {
+/**
+ * A flag main.go defines (flag.StringVar(&x, "name", ...), flag.Int, pflag
+ * alike; of `types`, default String, Int and Uint) whose name matches.
+ */
+export function flagNamed(
+  main: MainPackage | undefined,
+  pattern: RegExp,
+  types = "String|Int|Uint",
+): FoundFlag | undefined {
   if (!main) return undefined;
-  const definitions = /\b(?:String|Int|Uint)(?:Var)?P?\s*\(\s*(?:&[\w.[\]]+\s*,\s*)?"([\w-]+)"/g;
+  const definitions = new RegExp(
+    `\\b(?:${types})(?:Var)?P?\\s*\\(\\s*(?:&[\\w.[\\]]+\\s*,\\s*)?"([\\w-]+)"`,
+    "g",
+  );
   for (const match of main.text.matchAll(definitions)) {
     const name = match[1] ?? "";
     if (pattern.test(name)) return { arg: `--${name}`, why: `${main.name} defines the flag --${name}` };

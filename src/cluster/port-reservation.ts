@@ -142,6 +142,13 @@ function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
+/** One free port (pickFreePorts). */
+export async function pickFreePort(options: PickPortsOptions = {}): Promise<number> {
+  const [port] = await pickFreePorts(1, options);
+  if (port === undefined) throw new Error("pickFreePorts(1) returned no port");
+  return port;
+}
+
 /** True when something accepts TCP connections on host:port. */
 export function isListening(host: string, port: number, timeoutMs = 1_000): Promise<boolean> {
   // Connecting, not binding: a bind probe would hold the port for an instant

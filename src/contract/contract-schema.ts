@@ -3,6 +3,7 @@ import { z } from "zod";
 import { imageReference, operatorDeploySchema, operatorModeIssues } from "./operator-deploy.js";
 import { parsePath, PathSyntaxError } from "../util/object-paths.js";
 import { operatorWebhooksSchema, webhookSettingIssues } from "./operator-webhooks.js";
+import { metricsSettingIssues, operatorMetricsSchema } from "./operator-metrics.js";
 
 /**
  * The contract file, `reconcile-conformance.yaml`: one schema that is the
@@ -49,6 +50,13 @@ const operator = z
     webhooks: operatorWebhooksSchema
       .superRefine((value, context) => {
         for (const issue of webhookSettingIssues(value)) {
+          context.addIssue({ code: "custom", message: issue.message, path: [...issue.path] });
+        }
+      })
+      .optional(),
+    metrics: operatorMetricsSchema
+      .superRefine((value, context) => {
+        for (const issue of metricsSettingIssues(value)) {
           context.addIssue({ code: "custom", message: issue.message, path: [...issue.path] });
         }
       })

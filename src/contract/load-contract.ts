@@ -17,6 +17,7 @@ import { errnoText } from "../util/files.js";
 import { applyMergePatch, asRecord, isRecord } from "../util/records.js";
 import { proposeUpdates } from "./crd-schema-guesses.js";
 import { resolvePromises, type PromiseRule } from "./promises.js";
+import type { OperatorMetrics } from "./operator-metrics.js";
 import { resolveWebhooks, WEBHOOK_CONFIGURATION_KINDS, type OperatorWebhooks } from "./operator-webhooks.js";
 
 /** What both ways of running the operator share. */
@@ -35,6 +36,8 @@ export interface ProcessOperator extends OperatorSettings {
   readonly passThroughEnv: readonly string[];
   /** Its webhooks, served by the process (`operator.webhooks`); absent: none. */
   readonly webhooks?: OperatorWebhooks;
+  /** Where it publishes its work queues' metrics (`operator.metrics`); absent: silence alone decides quiescence. */
+  readonly metrics?: OperatorMetrics;
 }
 
 /** `operator.deploy`: the operator in the cluster, from its image and manifests. */
@@ -433,6 +436,16 @@ function resolveOperator(
     argv: [program, ...args],
     cwd: operator.workingDir ? at(operator.workingDir) : dir,
     passThroughEnv: operator.passThroughEnv,
+    ...(operator.metrics
+      ? {
+          metrics: {
+            args: operator.metrics.args,
+            env: operator.metrics.env,
+            path: operator.metrics.path,
+            settleMs: durationMs(operator.metrics.settle),
+          },
+        }
+      : {}),
   };
 }
 

@@ -106,6 +106,7 @@ export function operatorModeIssues(operator: {
   readonly workingDir?: unknown;
   readonly passThroughEnv?: readonly unknown[];
   readonly webhooks?: unknown;
+  readonly metrics?: unknown;
 }): FieldIssue[] {
   const hasCommand = operator.command !== undefined;
   const hasDeploy = operator.deploy !== undefined;
@@ -140,6 +141,13 @@ export function operatorModeIssues(operator: {
       path: ["webhooks"],
       message:
         "only for command: a deployed operator's webhooks are its manifests' business (a Service and certificates in the cluster)",
+    });
+  }
+  if (operator.metrics !== undefined) {
+    issues.push({
+      path: ["metrics"],
+      message:
+        "only for command: the kit reads the metrics of operator processes it starts on this machine (a deployed operator's quiet period decides)",
     });
   }
   if ((operator.passThroughEnv?.length ?? 0) > 0) {

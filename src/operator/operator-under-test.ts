@@ -1,3 +1,4 @@
+import type { QueueReading } from "./metrics/queue-readings.js";
 import type { KubeClient } from "../kube/kube-client.js";
 import type { ApiProxy } from "../proxy/api-proxy.js";
 import type { KillRecord } from "../proxy/faults.js";
@@ -22,6 +23,8 @@ export interface OperatorUnderTest {
   stop(): Promise<void>;
   /** The last lines of the current (or last) run's log, for evidence. */
   logTail(lines?: number): Promise<string[]>;
+  /** The readings of its work queues' metrics, oldest first, when it publishes them (operator.metrics). */
+  readonly queueReadings?: readonly QueueReading[];
 }
 
 /** What a launcher needs from the scenario to make its operator. */

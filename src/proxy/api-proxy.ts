@@ -115,6 +115,7 @@ export class ApiProxy {
       log: this.readLog,
       writeLog: this.writeLog,
       watchFaults: this.watchFaults,
+      clock: this.clock,
     });
     this.writes = new WriteHandler({
       connection,
@@ -295,6 +296,11 @@ export class ApiProxy {
   /** Operator writes received and not yet answered, hung ones excepted: convergence needs zero. */
   get inFlightWrites(): number {
     return this.activity.inFlightWrites;
+  }
+
+  /** When the proxy last delivered a watch event to the operator (the run's clock); undefined before the first. */
+  get lastDeliveryAt(): number | undefined {
+    return this.readLog.lastDeliveryAt;
   }
 
   /** How long since the operator's last write arrived or completed, in ms (for convergence polls). */

@@ -1,5 +1,6 @@
 import type http from "node:http";
 import type { ApiServerConnection, OutgoingHeaders } from "../kube/api-server-connection.js";
+import type { Clock } from "../util/clock.js";
 import { readStream } from "../util/streams.js";
 import {
   HistoricalReads,
@@ -34,6 +35,8 @@ export interface ReadHandlerDeps {
   readonly writeLog: WriteLog;
   /** The operator's watch faults (hold, coalesce), which gate its watch streams. */
   readonly watchFaults: WatchFaults;
+  /** Dates each watch event delivered (the quiescence rule reads when the last one was). */
+  readonly clock: Clock;
 }
 
 /**
@@ -166,16 +169,19 @@ export class ReadHandler {
     const { type, object } = event;
     if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
     if (!object?.name || !object.resourceVersion) return;
-    this.deps.log.deliver({
-      type,
-      group: info.group,
-      resource: info.resource,
-      ...(object.namespace ? { namespace: object.namespace } : {}),
-      name: object.name,
-      resourceVersion: object.resourceVersion,
-      ...(run === undefined ? {} : { run }),
-      beforeWriteSeq: this.deps.writeLog.nextSeqToTake,
-    });
+    this.deps.log.deliver(
+      {
+        type,
+        group: info.group,
+        resource: info.resource,
+        ...(object.namespace ? { namespace: object.namespace } : {}),
+        name: object.name,
+        resourceVersion: object.resourceVersion,
+        ...(run === undefined ? {} : { run }),
+        beforeWriteSeq: this.deps.writeLog.nextSeqToTake,
+      },
+      this.deps.clock.now(),
+    );
   }
 }
 

@@ -52,6 +52,7 @@ export interface DeliveredEvent {
 export class ReadLog {
   private readonly entries: ReadEntry[] = [];
   private readonly deliveries: DeliveredEvent[] = [];
+  private lastDelivery: number | undefined;
   private readonly files: { readonly reads: NdjsonFile; readonly events: NdjsonFile } | undefined;
 
   constructor(files?: { readonly reads: string; readonly events: string }) {
@@ -66,9 +67,15 @@ export class ReadLog {
     return this.deliveries;
   }
 
-  /** Notes a watch event passed to the operator. */
-  deliver(event: DeliveredEvent): void {
+  /** When the last watch event was delivered (a reading of the run's clock); undefined before the first. */
+  get lastDeliveryAt(): number | undefined {
+    return this.lastDelivery;
+  }
+
+  /** Notes a watch event passed to the operator, at `at` (the run's clock). */
+  deliver(event: DeliveredEvent, at?: number): void {
     this.deliveries.push(event);
+    if (at !== undefined) this.lastDelivery = at;
     this.files?.events.append(event);
   }
 

@@ -156,7 +156,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     await mkdir(config.workDir, { recursive: true });
     const operators =
       operator.mode === "process"
-        ? processLauncher(operator, config.contract.customResource, deps.logger, serving)
+        ? processLauncher(operator, config.contract.customResource, deps.logger, serving, deps.clock)
         : await prepareDeployedOperators(operator, config.contract.customResource, {
             runner: deps.runner,
             kube,

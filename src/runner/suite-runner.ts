@@ -282,9 +282,9 @@ async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise
       },
       group.target,
     );
-    const touched = scenario ? touchedFixtures(scenario, deps) : [];
+    const notes = scenario ? [...touchedFixtures(scenario, deps), ...quiescenceNotes(scenario)] : [];
     const results = group.checks.map((check) =>
-      verdict(check, withNotes(check.judge(observation, deps.contract), touched)),
+      verdict(check, withNotes(check.judge(observation, deps.contract), notes)),
     );
     // A check that needs no scenario (the cluster's) records beside the suite's scenarios.
     const folder = scenario?.workDir ?? join(deps.workDir, group.observer.scenario);
@@ -292,7 +292,10 @@ async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise
     return results;
   } catch (error) {
     if (error instanceof Inconclusive) {
-      const all = [...error.notes, ...(scenario ? touchedFixtures(scenario, deps) : [])];
+      const all = [
+        ...error.notes,
+        ...(scenario ? [...touchedFixtures(scenario, deps), ...quiescenceNotes(scenario)] : []),
+      ];
       const notes = all.length > 0 ? { evidence: { notes: all } } : {};
       return group.checks.map((check) =>
         verdict(check, { status: "inconclusive", message: error.message, ...notes }),
@@ -321,6 +324,12 @@ function touchedFixtures(scenario: Scenario, deps: ScenarioDeps): string[] {
     deps.fixtures,
     scenario.namespace,
   );
+}
+
+/** Which evidence decided that the operator was done, in each wait of the scenario (quiescence.ts). */
+function quiescenceNotes(scenario: Scenario): string[] {
+  const note = scenario.quiescenceNote();
+  return note === undefined ? [] : [note];
 }
 
 /** A judgement with more notes in its evidence. */

@@ -2,7 +2,6 @@ import { describeError } from "../errors.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
-import { isQuiet } from "./quiescence.js";
 import { Inconclusive, type Scenario, type ScenarioDeps } from "./scenario.js";
 
 // The deletion of a scenario's custom resource, as the deletion suite and the
@@ -68,7 +67,7 @@ export async function untilDeleted(
             reason: `the custom resource is still there${finalizers.length > 0 ? ` with finalizers ${finalizers.join(", ")}` : ""} (deletionTimestamp ${String(cr.metadata?.deletionTimestamp ?? "none")})`,
           };
         }
-        return isQuiet(scenario.silence(stimulusAt), deps.contract.quietPeriodMs)
+        return scenario.isQuiet(scenario.silence(stimulusAt))
           ? { done: true, value: undefined }
           : { done: false, reason: "the custom resource is gone; the operator is not quiet yet" };
       },

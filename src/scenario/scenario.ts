@@ -16,7 +16,17 @@ import type { Logger } from "../util/logger.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import { applyMergePatch } from "../util/records.js";
 import { logExcerpt } from "./log-excerpt.js";
-import { isQuiet, silentFor, updateDelivered, updateRead, type Silence } from "./quiescence.js";
+import {
+  describeQuietDecisions,
+  queueEvidence,
+  quietBy,
+  silentFor,
+  updateDelivered,
+  updateRead,
+  type QuietBy,
+  type QuietDecision,
+  type Silence,
+} from "./quiescence.js";
 import { SCENARIO_LIFETIME, type Timings } from "./timings.js";
 
 /** What every scenario needs from the run. */
@@ -387,13 +397,15 @@ export class Scenario {
             rule = `ready for no stated generation: quiet since a watch event or read showed the operator update ${update.spec}`;
           }
           const silence = this.silence(since);
-          if (!isQuiet(silence, contract.quietPeriodMs)) {
+          const by = this.quietBy(silence);
+          if (by === undefined) {
+            const queues = silence.queues ? ` (queues: ${silence.queues.reason})` : "";
             return {
               done: false,
-              reason: `${readiness.reason}; last operator write ${silentFor(silence)} ms ago`,
+              reason: `${readiness.reason}; last operator write ${silentFor(silence)} ms ago${queues}`,
             };
           }
-          this.convergedBy.push(`${what}: ${rule} (${readiness.reason})`);
+          this.convergedBy.push(`${what}: ${rule}, by ${by} (${readiness.reason})`);
           return { done: true, value: object };
         },
         {
@@ -456,12 +468,92 @@ export class Scenario {
   /** How each convergence of this scenario was decided, in order: "convergence of update 1: ready and quiet (Ready=True for generation 2)". */
   readonly convergedBy: string[] = [];
 
-  /** The operator's silence since `stimulusAt` (a reading of the run's clock), for the quiescence rule. */
+  /**
+   * The operator's silence since `stimulusAt` (a reading of the run's
+   * clock), with what its work queues say when it publishes them: the
+   * evidence of the quiescence rule.
+   */
   silence(stimulusAt: number): Silence {
+    const now = this.deps.clock.now();
+    const operatorIdleMs = this.proxy.operatorIdleMs;
+    const { operator } = this.deps.contract;
+    const metrics = operator.mode === "process" ? operator.metrics : undefined;
+    const readings = this.operator.queueReadings;
+    const lastDeliveryAt = this.proxy.lastDeliveryAt;
     return {
-      operatorIdleMs: this.proxy.operatorIdleMs,
-      sinceStimulusMs: this.deps.clock.now() - stimulusAt,
+      operatorIdleMs,
+      sinceStimulusMs: now - stimulusAt,
+      ...(metrics && readings
+        ? {
+            queues: queueEvidence(
+              readings,
+              {
+                stimulusAt,
+                lastWriteAt: now - operatorIdleMs,
+                ...(lastDeliveryAt === undefined ? {} : { lastDeliveryAt }),
+                ...this.undeliveredKitWrite(),
+              },
+              metrics.settleMs,
+            ),
+          }
+        : {}),
     };
+  }
+
+  /**
+   * The kit's last write, described, when the operator watches its kind and
+   * no watch event has shown it that write (or a later state) yet; empty
+   * when there is none or it has been shown (queueEvidence's `undelivered`).
+   */
+  private undeliveredKitWrite(): { undelivered?: string } {
+    const { writeLog, readLog } = this.proxy;
+    const last = writeLog
+      .query({ actor: "kit" })
+      .findLast((e) => e.code >= 200 && e.code < 300 && e.resourceVersion);
+    if (!last?.resourceVersion) return {};
+    const { group, resource, name } = last;
+    if (!name) return {};
+    const watched =
+      readLog.query({ actor: "operator", verb: "watch", group, resource, succeeded: true }).length > 0;
+    if (!watched) return {};
+    const object = { group, resource, name, ...(last.namespace ? { namespace: last.namespace } : {}) };
+    return updateDelivered(readLog.delivered, object, last.resourceVersion)
+      ? {}
+      : {
+          undelivered: `the kit's ${last.verb} of ${resource}/${name} (resourceVersion ${last.resourceVersion})`,
+        };
+  }
+
+  /**
+   * Which evidence says the operator is done (quiescence.ts), or undefined;
+   * each decision is kept for the verdicts' evidence (quiescenceNote).
+   */
+  quietBy(silence: Silence): QuietBy | undefined {
+    const by = quietBy(silence, this.deps.contract.quietPeriodMs);
+    if (by !== undefined) {
+      this.quietDecisions.push({
+        by,
+        ...(by === "silence" && silence.queues ? { queues: silence.queues.reason } : {}),
+      });
+    }
+    return by;
+  }
+
+  /** Whether the operator is done, by either evidence (quietBy). */
+  isQuiet(silence: Silence): boolean {
+    return this.quietBy(silence) !== undefined;
+  }
+
+  /** Each time a wait of this scenario found the operator done: by which evidence, and why not the queues. */
+  readonly quietDecisions: QuietDecision[] = [];
+
+  /**
+   * One line of evidence: which evidence decided this scenario's waits
+   * ("quiescence: 4 wait(s) decided by the operator's work queues, 1 by
+   * silence (queues: ...)"); undefined when no wait decided.
+   */
+  quiescenceNote(): string | undefined {
+    return describeQuietDecisions(this.quietDecisions, this.deps.contract.quietPeriodMs);
   }
 
   /** The operator's writes in this scenario's namespace (or cluster-wide), ignored kinds left out. */

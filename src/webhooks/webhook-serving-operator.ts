@@ -7,7 +7,7 @@ import type { OperatorUnderTest } from "../operator/operator-under-test.js";
 import { describeStartFailure, startFailureCause } from "../operator/start-failure.js";
 import type { KillRecord } from "../proxy/faults.js";
 import { pollUntil } from "../util/poll.js";
-import { pickFreePorts } from "../cluster/port-reservation.js";
+import { pickFreePort } from "../cluster/port-reservation.js";
 
 export interface WebhookServingOptions {
   /** The operator process, told to serve its webhooks on `port`. */
@@ -49,7 +49,7 @@ export class WebhookServingOperator implements OperatorUnderTest {
 
   async start(signal?: AbortSignal): Promise<void> {
     if (this.process === undefined) {
-      const port = this.options.port === "free" ? await freePort() : this.options.port;
+      const port = this.options.port === "free" ? await pickFreePort() : this.options.port;
       this.process = {
         inner: this.options.operatorFor(port),
         port,
@@ -163,12 +163,6 @@ export function tlsAnswer(port: number, ca: string, timeoutMs = 2_000): Promise<
       else done(`its certificate is not the kit's (${error.code ?? error.message})`);
     });
   });
-}
-
-async function freePort(): Promise<number> {
-  const [port] = await pickFreePorts(1);
-  if (port === undefined) throw new Error("pickFreePorts(1) returned no port");
-  return port;
 }
 
 function hintFor(last: string): string {

@@ -4,7 +4,7 @@ import type { KubeObject } from "../../kube/kube-client.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import { childOfRole, lifeReading } from "../../scenario/child-roles.js";
 import { comparableValue, isPerLife, type LifeReading, type ValuePath } from "../../scenario/life-values.js";
-import { GIVE_UP_IDLE_MS, hasGivenUp, isQuiet, silentFor } from "../../scenario/quiescence.js";
+import { GIVE_UP_IDLE_MS, hasGivenUp, silentFor } from "../../scenario/quiescence.js";
 import { liveChildren, writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
 import { pollUntil, PollTimeoutError } from "../../util/poll.js";
@@ -104,7 +104,7 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
               if (hasGivenUp(silence)) return { done: true, value: { outcome: "gave-up" } };
               return { done: false, reason: `${name} not recreated yet` };
             }
-            return isQuiet(silence, context.contract.quietPeriodMs)
+            return scenario.isQuiet(silence)
               ? { done: true, value: { outcome: "recreated", object: now } }
               : { done: false, reason: `recreated; operator wrote ${silentFor(silence)} ms ago` };
           },

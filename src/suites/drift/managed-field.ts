@@ -6,7 +6,7 @@ import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import { lifeReading, roleByKey, roleKey, roleOf } from "../../scenario/child-roles.js";
 import { comparableValue, isPerLife } from "../../scenario/life-values.js";
-import { hasGivenUp, isQuiet, silentFor, GIVE_UP_IDLE_MS } from "../../scenario/quiescence.js";
+import { hasGivenUp, silentFor, GIVE_UP_IDLE_MS } from "../../scenario/quiescence.js";
 import {
   describeRef,
   liveChildren,
@@ -156,7 +156,6 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
         );
       }
       const perturbedAt = context.clock.now();
-      const { quietPeriodMs } = context.contract;
       let repair: Repair;
       try {
         repair = await pollUntil<Repair>(
@@ -171,7 +170,7 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
                 return { done: true, value: { outcome: "gave-up", value: shown(value) } };
               return { done: false, reason: `${formatPath(target.path)} is ${JSON.stringify(shown(value))}` };
             }
-            return isQuiet(silence, quietPeriodMs)
+            return scenario.isQuiet(silence)
               ? { done: true, value: { outcome: "restored", object: now } }
               : { done: false, reason: `restored; operator wrote ${silentFor(silence)} ms ago` };
           },

@@ -7,7 +7,7 @@ import { lifeReading } from "../../scenario/child-roles.js";
 import { comparableValue, isPerLife } from "../../scenario/life-values.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { Evidence } from "../../report/report-model.js";
-import { hasGivenUp, isQuiet } from "../../scenario/quiescence.js";
+import { hasGivenUp } from "../../scenario/quiescence.js";
 import { writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
@@ -163,7 +163,7 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
               readyWhileDiffering = { ...last, at: context.clock.now() - createdAt };
             }
             const silence = scenario.silence(createdAt);
-            const quiet = isQuiet(silence, contract.quietPeriodMs);
+            const quiet = scenario.isQuiet(silence);
             if (readiness.ready && diffs.length === 0 && quiet) return { done: true, value: undefined };
             if (readyWhileDiffering && quiet) return { done: true, value: undefined };
             if (hasGivenUp(silence)) return { done: true, value: undefined };

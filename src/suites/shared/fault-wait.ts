@@ -2,7 +2,6 @@ import { evaluateReadiness } from "../../contract/readiness.js";
 import type { FaultOutcome } from "../../proxy/faults.js";
 import { Inconclusive, type Scenario } from "../../scenario/scenario.js";
 import { pollUntil, PollTimeoutError } from "../../util/poll.js";
-import { isQuiet } from "../../scenario/quiescence.js";
 import type { ObserveContext } from "../check.js";
 
 type WaitContext = Pick<ObserveContext, "deps">;
@@ -31,7 +30,7 @@ export async function untilFaultActs(
         // With `quiet` readiness, "ready" means nothing until the operator has created something.
         const started =
           contract.readiness.kind !== "quiet" || scenario.operatorWrites({ effect: "created" }).length > 0;
-        if (readiness.ready && started && isQuiet(scenario.silence(stimulusAt), contract.quietPeriodMs)) {
+        if (readiness.ready && started && scenario.isQuiet(scenario.silence(stimulusAt))) {
           return { done: true, value: now };
         }
         return { done: false, reason: `${what} has not happened yet; ${readiness.reason}` };

@@ -5,7 +5,7 @@ import type { KubeObject, ObjectRef } from "../../kube/kube-client.js";
 import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { Evidence } from "../../report/report-model.js";
-import { hasGivenUp, isQuiet, silentFor } from "../../scenario/quiescence.js";
+import { hasGivenUp, silentFor } from "../../scenario/quiescence.js";
 import {
   liveChildren,
   recordReference,
@@ -250,7 +250,7 @@ async function followSpecUpdate(
         const silence = scenario.silence(updatedAt);
         const reason = `observedGeneration ${seen ?? "?"}, generation ${generation ?? "?"}`;
         if (seen === generation) {
-          return isQuiet(silence, context.contract.quietPeriodMs)
+          return scenario.isQuiet(silence)
             ? { done: true, value: { caughtUp: now } }
             : { done: false, reason: `${reason}; operator wrote ${silentFor(silence)} ms ago` };
         }

@@ -310,6 +310,8 @@ describe("init", () => {
         "env",
         "passThroughEnv",
         "startTimeout",
+        "metrics",
+        "args",
         "crds",
         "sample",
         "fixtures",
@@ -333,6 +335,28 @@ describe("init", () => {
     expect(describedFields(await readFile(join(namespaced, "reconcile-conformance.yaml"), "utf8"))).toEqual(
       expect.arrayContaining(["namespaced", "arg"]),
     );
+  });
+
+  it("tells each operator a metrics port of its own through kubebuilder's flags, over plain HTTP", async () => {
+    const secure = await kubebuilderProject(
+      KUBEBUILDER_MAIN('\tflag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS.")'),
+    );
+    await initCommand(["--dir", secure], testContext().context);
+    const contract = await loadContract(join(secure, "reconcile-conformance.yaml"));
+    expect(contract.operator.mode === "process" && contract.operator.metrics).toEqual({
+      args: ["--metrics-bind-address=127.0.0.1:{port}", "--metrics-secure=false"],
+      env: {},
+      path: "/metrics",
+      settleMs: 300,
+    });
+
+    // No address flag: left commented out, and the quiet period alone decides.
+    const none = await kubebuilderProject(KUBEBUILDER_MAIN("").replace(/.*"metrics-bind-address".*\n/, ""));
+    await initCommand(["--dir", none], testContext().context);
+    const file = join(none, "reconcile-conformance.yaml");
+    const without = await loadContract(file);
+    expect(without.operator.mode === "process" && without.operator.metrics).toBeUndefined();
+    expect(await readFile(file, "utf8")).toMatch(/no metrics address flag found in the main package/);
   });
 
   it("leaves operator.namespaced commented out when main.go has no namespace flag", async () => {

@@ -29,6 +29,7 @@ const LAYOUT: OperatorLayout = {
   readiness: "conditions",
   environment: [],
   webhooks: undefined,
+  metrics: undefined,
 };
 
 const write = (layout: Partial<OperatorLayout> = {}, outputDir = "/repo") =>
