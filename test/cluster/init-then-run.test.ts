@@ -47,6 +47,7 @@ describe("init, then run on what it wrote", () => {
           startTimeout: string;
           env: Record<string, string>;
           webhooks?: Record<string, unknown>;
+          metrics?: Record<string, unknown>;
         };
       };
       // What init found: `go run .` (main.go has siblings), the namespace flag, a measured timeout.
@@ -62,6 +63,8 @@ describe("init, then run on what it wrote", () => {
         certDirArg: "--webhook-cert-path",
         conversion: [],
       });
+      // Its metrics flag, given a free port per process: the waits are decided by its work queues.
+      expect(contract.operator.metrics).toEqual({ args: ["--metrics-bind-address=127.0.0.1:{port}"] });
 
       const reportDir = join(dir, "report");
       const run = await runCli([
@@ -87,6 +90,10 @@ describe("init, then run on what it wrote", () => {
       expect(await readFile(join(reportDir, "scenarios/drift", first), "utf8")).toMatch(
         /webhook\s+validated\s+\{"operation": "create"/,
       );
+      const quiescence = report.checks.flatMap((c) =>
+        c.scenarios.flatMap((sc) => (sc.evidence?.notes ?? []).filter((n) => n.startsWith("quiescence: "))),
+      );
+      expect(quiescence.some((n) => /by the operator's work queues/.test(n)), quiescence.join("\n")).toBe(true);
       console.log(
         `init ${(initMs / 1000).toFixed(1)} s, init to the first verdict's report ${(totalMs / 1000).toFixed(1)} s`,
       );
