@@ -39,6 +39,34 @@ export const FALLBACK_EPHEMERAL_RANGE: PortRange = { first: 32768, last: 65535 }
  */
 export const PORT_WINDOW: PortRange = { first: 20000, last: 29999 };
 
+/**
+ * Where ports for the operator's own servers (metrics, webhooks) are picked:
+ * apart from PORT_WINDOW, so that a pick made without the port lock (an
+ * operator's port is bound whenever its process gets there) never takes a
+ * port a cluster start picked under the lock and has not bound yet.
+ */
+export const OPERATOR_PORT_WINDOW: PortRange = { first: 15000, last: 19999 };
+
+/** How long a port picked for someone else stays out of this process's later picks, unless leased longer. */
+export const PICK_LEASE_MS = 60_000;
+
+/**
+ * Ports this process has handed out, with when they may be handed out again
+ * (Infinity: until released). A probe finds a port free between its pick and
+ * the bind of whoever it is for, and again while that one is down (a crash
+ * and its restart): without this, two scenarios side by side could be given
+ * the same port.
+ */
+const handedOut = new Map<number, number>();
+
+function leased(port: number, now: number): boolean {
+  const until = handedOut.get(port);
+  if (until === undefined) return false;
+  if (until > now) return true;
+  handedOut.delete(port);
+  return false;
+}
+
 /** Parses `ip_local_port_range` ("32768\t60999\n"); undefined when it is not two valid ports in order. */
 export function parsePortRange(text: string): PortRange | undefined {
   const fields = text.trim().split(/\s+/);
@@ -109,6 +137,7 @@ export async function pickFreePorts(count: number, options: PickPortsOptions = {
   try {
     for (const port of candidates) {
       if (held.length === count) break;
+      if (leased(port, Date.now())) continue;
       const server = await listenIfFree(host, port);
       if (server) held.push({ port, server });
     }
@@ -120,6 +149,8 @@ export async function pickFreePorts(count: number, options: PickPortsOptions = {
           ` if the range covers ${window.first}-${window.last}, narrow it: sysctl net.ipv4.ip_local_port_range)`,
       );
     }
+    const until = Date.now() + PICK_LEASE_MS;
+    for (const { port } of held) handedOut.set(port, until);
     return held.map((entry) => entry.port);
   } finally {
     await Promise.all(held.map((entry) => closeServer(entry.server)));
@@ -142,11 +173,38 @@ function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/** One free port (pickFreePorts). */
-export async function pickFreePort(options: PickPortsOptions = {}): Promise<number> {
-  const [port] = await pickFreePorts(1, options);
+/** A free port kept out of this process's picks until it is released. */
+export interface PortLease {
+  readonly port: number;
+  release(): void;
+}
+
+/**
+ * One free port for an operator's own server (OPERATOR_PORT_WINDOW unless
+ * told otherwise), kept out of this process's later picks until released
+ * (the operator that was told it has stopped for good).
+ */
+export async function leaseFreePort(options: PickPortsOptions = {}): Promise<PortLease> {
+  const [port] = await pickFreePorts(1, { window: OPERATOR_PORT_WINDOW, ...options });
   if (port === undefined) throw new Error("pickFreePorts(1) returned no port");
-  return port;
+  handedOut.set(port, Infinity);
+  return {
+    port,
+    release: () => {
+      if (handedOut.get(port) === Infinity) handedOut.delete(port);
+    },
+  };
+}
+
+/**
+ * Whether an error says that `port` was taken when something was told to
+ * bind it ("listen tcp 127.0.0.1:24358: bind: address already in use", as Go
+ * and most runtimes put it): another process bound it between the pick and
+ * the bind, and another port will do.
+ */
+export function portTakenIn(error: unknown, port: number): boolean {
+  const text = error instanceof Error ? error.message : String(error);
+  return /address already in use|EADDRINUSE/i.test(text) && new RegExp(`:${port}(?!\\d)`).test(text);
 }
 
 /** True when something accepts TCP connections on host:port. */

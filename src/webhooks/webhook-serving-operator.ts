@@ -1,13 +1,14 @@
 import { connect } from "node:tls";
+import type { PortLease } from "../cluster/port-reservation.js";
 import { AbortedError, InfrastructureError } from "../errors.js";
 import { isAlreadyExists, isNotFound } from "../kube/api-errors.js";
 import type { KubeClient, KubeObject } from "../kube/kube-client.js";
+import { startOnFreePort } from "../operator/free-port-start.js";
 import type { OperatorProcess } from "../operator/operator-process.js";
 import type { OperatorUnderTest } from "../operator/operator-under-test.js";
 import { describeStartFailure, startFailureCause } from "../operator/start-failure.js";
 import type { KillRecord } from "../proxy/faults.js";
 import { pollUntil } from "../util/poll.js";
-import { pickFreePort } from "../cluster/port-reservation.js";
 
 export interface WebhookServingOptions {
   /** The operator process, told to serve its webhooks on `port`. */
@@ -24,6 +25,15 @@ export interface WebhookServingOptions {
   readonly answerTimeoutMs: number;
 }
 
+/** One operator process serving webhooks, and what was installed to call it. */
+interface ServingProcess {
+  readonly inner: OperatorProcess;
+  readonly port: number;
+  readonly configurations: readonly KubeObject[];
+  /** When the port is a free one: given back when the operator stops for good. */
+  readonly lease?: PortLease;
+}
+
 /**
  * An operator process that serves its own webhooks. Before its first start
  * the scenario's webhook configurations are installed (so the sample, created
@@ -35,9 +45,8 @@ export interface WebhookServingOptions {
  * resource.
  */
 export class WebhookServingOperator implements OperatorUnderTest {
-  /** Made at the first start, once its port is known. */
-  private process:
-    { inner: OperatorProcess; port: number; configurations: readonly KubeObject[] } | undefined;
+  /** Made at the first start, once its port is known (leased when it is a free one). */
+  private process: ServingProcess | undefined;
   private installed = false;
 
   constructor(private readonly options: WebhookServingOptions) {}
@@ -49,16 +58,41 @@ export class WebhookServingOperator implements OperatorUnderTest {
 
   async start(signal?: AbortSignal): Promise<void> {
     if (this.process === undefined) {
-      const port = this.options.port === "free" ? await pickFreePort() : this.options.port;
-      this.process = {
-        inner: this.options.operatorFor(port),
-        port,
-        configurations: this.options.configurationsFor(port),
-      };
+      const { port } = this.options;
+      if (port === "free") {
+        await startOnFreePort({
+          make: (lease) => (this.process = this.serving(lease.port, lease)),
+          start: (made) => this.startServing(made, signal),
+          discard: (made) => this.stopServing(made),
+        });
+        return;
+      }
+      this.process = this.serving(port);
     }
-    if (!this.installed) await this.install(this.process.configurations);
-    await this.process.inner.start(signal);
-    await this.untilAnswering(this.process.inner, this.process.port, signal);
+    await this.startServing(this.process, signal);
+  }
+
+  private serving(port: number, lease?: PortLease): ServingProcess {
+    return {
+      inner: this.options.operatorFor(port),
+      port,
+      configurations: this.options.configurationsFor(port),
+      ...(lease ? { lease } : {}),
+    };
+  }
+
+  private async startServing(process: ServingProcess, signal?: AbortSignal): Promise<void> {
+    if (!this.installed) await this.install(process.configurations);
+    await process.inner.start(signal);
+    await this.untilAnswering(process.inner, process.port, signal);
+  }
+
+  private async stopServing(process: ServingProcess): Promise<void> {
+    try {
+      await this.uninstall(process.configurations);
+    } finally {
+      await process.inner.stop();
+    }
   }
 
   async restart(signal?: AbortSignal): Promise<void> {
@@ -75,9 +109,9 @@ export class WebhookServingOperator implements OperatorUnderTest {
   async stop(): Promise<void> {
     if (this.process === undefined) return;
     try {
-      await this.uninstall(this.process.configurations);
+      await this.stopServing(this.process);
     } finally {
-      await this.process.inner.stop();
+      this.process.lease?.release();
     }
   }
 

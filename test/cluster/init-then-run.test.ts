@@ -93,7 +93,10 @@ describe("init, then run on what it wrote", () => {
       const quiescence = report.checks.flatMap((c) =>
         c.scenarios.flatMap((sc) => (sc.evidence?.notes ?? []).filter((n) => n.startsWith("quiescence: "))),
       );
-      expect(quiescence.some((n) => /by the operator's work queues/.test(n)), quiescence.join("\n")).toBe(true);
+      expect(
+        quiescence.some((n) => /by the operator's work queues/.test(n)),
+        quiescence.join("\n"),
+      ).toBe(true);
       console.log(
         `init ${(initMs / 1000).toFixed(1)} s, init to the first verdict's report ${(totalMs / 1000).toFixed(1)} s`,
       );

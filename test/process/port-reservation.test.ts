@@ -11,9 +11,12 @@ import {
   FALLBACK_EPHEMERAL_RANGE,
   isListening,
   isStale,
+  leaseFreePort,
+  OPERATOR_PORT_WINDOW,
   parsePortRange,
   pickFreePorts,
   PORT_WINDOW,
+  portTakenIn,
   readOwner,
   waitForListening,
   withLock,
@@ -127,6 +130,38 @@ describe("pickFreePorts", () => {
       expect(port < ephemeral.first || port > ephemeral.last).toBe(true);
       expect(port >= PORT_WINDOW.first && port <= PORT_WINDOW.last).toBe(true);
     }
+  });
+});
+
+describe("leaseFreePort", () => {
+  it("hands a leased port to nobody else in this process until it is released, though it stays unbound", async () => {
+    const lease = await leaseFreePort();
+    expect(lease.port >= OPERATOR_PORT_WINDOW.first && lease.port <= OPERATOR_PORT_WINDOW.last).toBe(true);
+    // Every later pick starts at the leased port and must walk past it.
+    const others = await Promise.all(
+      [1, 2, 3].map(() => pickFreePorts(1, { window: OPERATOR_PORT_WINDOW, start: lease.port })),
+    );
+    expect(others.flat()).not.toContain(lease.port);
+    lease.release();
+    const again = await pickFreePorts(1, { window: { first: lease.port, last: lease.port } });
+    expect(again).toEqual([lease.port]);
+  });
+});
+
+describe("portTakenIn", () => {
+  it("reads a bind failure on that very port, in Go's words or Node's", () => {
+    const go = new Error(
+      "operator exited (1) before it watched webapps; its log ends with: failed to create listener: listen tcp 127.0.0.1:24358: bind: address already in use",
+    );
+    expect(portTakenIn(go, 24358)).toBe(true);
+    expect(portTakenIn(go, 2435)).toBe(false);
+    expect(portTakenIn(go, 4358)).toBe(false);
+    expect(portTakenIn(new Error("listen EADDRINUSE: address already in use 127.0.0.1:9443"), 9443)).toBe(
+      true,
+    );
+    expect(portTakenIn(new Error("operator exited (1): open tls.crt: no such file (port 9443)"), 9443)).toBe(
+      false,
+    );
   });
 });
 

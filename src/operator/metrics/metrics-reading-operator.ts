@@ -1,6 +1,7 @@
-import { pickFreePort } from "../../cluster/port-reservation.js";
+import type { PortLease } from "../../cluster/port-reservation.js";
 import type { KillRecord } from "../../proxy/faults.js";
 import type { Clock } from "../../util/clock.js";
+import { startOnFreePort } from "../free-port-start.js";
 import type { OperatorUnderTest } from "../operator-under-test.js";
 import type { QueueReading } from "./queue-readings.js";
 import { QueueSampler } from "./queue-sampler.js";
@@ -13,7 +14,7 @@ import { QueueSampler } from "./queue-sampler.js";
  */
 export class MetricsReadingOperator implements OperatorUnderTest {
   /** Made at the first start, once its port is known. */
-  private process: { inner: OperatorUnderTest; sampler: QueueSampler; port: number } | undefined;
+  private process: { inner: OperatorUnderTest; sampler: QueueSampler; lease: PortLease } | undefined;
 
   constructor(
     private readonly options: {
@@ -32,21 +33,29 @@ export class MetricsReadingOperator implements OperatorUnderTest {
 
   /** The endpoint it was told (undefined before the first start). */
   get url(): string | undefined {
-    return this.process && `http://127.0.0.1:${this.process.port}${this.options.path}`;
+    return this.process && this.urlOf(this.process.lease.port);
   }
 
   async start(signal?: AbortSignal): Promise<void> {
     if (this.process === undefined) {
-      const port = await pickFreePort();
-      const url = `http://127.0.0.1:${port}${this.options.path}`;
-      this.process = {
-        inner: this.options.operatorFor(port),
-        sampler: new QueueSampler(url, this.options.clock),
-        port,
-      };
+      await startOnFreePort({
+        make: (lease) =>
+          (this.process = {
+            inner: this.options.operatorFor(lease.port),
+            sampler: new QueueSampler(this.urlOf(lease.port), this.options.clock),
+            lease,
+          }),
+        start: (made) => made.inner.start(signal),
+        discard: (made) => made.inner.stop(),
+      });
+    } else {
+      await this.process.inner.start(signal);
     }
-    await this.process.inner.start(signal);
-    this.process.sampler.start();
+    this.process?.sampler.start();
+  }
+
+  private urlOf(port: number): string {
+    return `http://127.0.0.1:${port}${this.options.path}`;
   }
 
   async restart(signal?: AbortSignal): Promise<void> {
@@ -63,7 +72,11 @@ export class MetricsReadingOperator implements OperatorUnderTest {
   async stop(): Promise<void> {
     if (this.process === undefined) return;
     this.process.sampler.stop();
-    await this.process.inner.stop();
+    try {
+      await this.process.inner.stop();
+    } finally {
+      this.process.lease.release();
+    }
   }
 
   logTail(lines?: number): Promise<string[]> {
