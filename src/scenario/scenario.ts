@@ -155,6 +155,7 @@ export class Scenario {
             .catch((error: unknown) => {
               if (!isNotFound(error)) throw error;
             });
+          await releaseLeftFinalizers(deps.kube, deps.contract, namespace);
         },
       });
       // What the sample refers to, there before it (and before the operator), gone with the namespace.
@@ -586,5 +587,29 @@ export class Scenario {
   /** The operator's log excerpt as notes. */
   async operatorLogNotes(lines = 15): Promise<string[]> {
     return (await this.operatorLog(lines)).map((line) => `operator: ${line}`);
+  }
+}
+
+/**
+ * Removes the finalizers left on the custom resources of a namespace being
+ * deleted. The operator has stopped by then (cleanups run last-in first-out),
+ * so nobody would release them: the namespace would stay Terminating for
+ * good, with everything the resources own (their Deployments and Pods, a
+ * load on the cluster that slows every later scenario, and litter in a
+ * user's own cluster).
+ */
+async function releaseLeftFinalizers(kube: KubeClient, contract: Contract, namespace: string): Promise<void> {
+  const { group, version, kind } = contract.customResource;
+  const apiVersion = group ? `${group}/${version}` : version;
+  const left = await kube.list(apiVersion, kind, { namespace });
+  for (const object of left) {
+    const name = object.metadata?.name;
+    if (!name || object.metadata?.namespace !== namespace || !(object.metadata?.finalizers?.length ?? 0))
+      continue;
+    await kube
+      .patchJson({ apiVersion, kind, name, namespace }, [{ op: "remove", path: "/metadata/finalizers" }])
+      .catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
   }
 }
