@@ -9,6 +9,7 @@ import { runKit } from "../../src/runner/run-kit.js";
 import { SELECTABLE_SUITES } from "../../src/suites/suite-names.js";
 import { systemClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
+import { pollUntil, PollTimeoutError } from "../../src/util/poll.js";
 import { runExampleOperator } from "./example-run.js";
 import { startTestCluster, type TestCluster } from "./kwok-cluster.js";
 import { exampleDir, exampleOperatorBinary } from "./webapp-example.js";
@@ -232,6 +233,7 @@ export async function runKillMatrix(options: {
         const matrixRun = { ...job, report, durationMs: Date.now() - started, cluster };
         runs.push(matrixRun);
         options.onRun?.(matrixRun);
+        await untilScenarioNamespacesGone(test);
       }
     } finally {
       test.client.close();
@@ -241,6 +243,30 @@ export async function runKillMatrix(options: {
   const workers = Math.max(1, Math.min(options.parallel, queue.length));
   await Promise.all(Array.from({ length: workers }, (_, i) => worker(i + 1)));
   return runs;
+}
+
+/**
+ * Waits until the scenario namespaces of the run before are gone from the
+ * cluster: a run does not wait for its namespaces' deletion, and a mutant
+ * that leaves hundreds of Deployments (generate-name) would otherwise hand
+ * the next case on the cluster a controller-manager too busy to make its
+ * Pods available within the convergence timeout. Gives up quietly after
+ * four minutes (the next case then shows the load).
+ */
+async function untilScenarioNamespacesGone(test: TestCluster): Promise<void> {
+  await pollUntil(
+    async () => {
+      const left = (await test.client.list("v1", "Namespace")).filter((n) =>
+        n.metadata?.name?.startsWith("rc-"),
+      );
+      return left.length === 0
+        ? { done: true, value: undefined }
+        : { done: false, reason: `${left.length} left` };
+    },
+    { description: "the run's scenario namespaces to go", timeoutMs: 240_000, intervalMs: 500 },
+  ).catch((error: unknown) => {
+    if (!(error instanceof PollTimeoutError)) throw error;
+  });
 }
 
 /**
