@@ -282,7 +282,7 @@ async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise
       },
       group.target,
     );
-    const notes = scenario ? [...touchedFixtures(scenario, deps), ...quiescenceNotes(scenario)] : [];
+    const notes = scenario ? scenarioNotes(scenario, deps) : [];
     const results = group.checks.map((check) =>
       verdict(check, withNotes(check.judge(observation, deps.contract), notes)),
     );
@@ -292,10 +292,7 @@ async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise
     return results;
   } catch (error) {
     if (error instanceof Inconclusive) {
-      const all = [
-        ...error.notes,
-        ...(scenario ? [...touchedFixtures(scenario, deps), ...quiescenceNotes(scenario)] : []),
-      ];
+      const all = [...error.notes, ...(scenario ? scenarioNotes(scenario, deps) : [])];
       const notes = all.length > 0 ? { evidence: { notes: all } } : {};
       return group.checks.map((check) =>
         verdict(check, { status: "inconclusive", message: error.message, ...notes }),
@@ -326,10 +323,13 @@ function touchedFixtures(scenario: Scenario, deps: ScenarioDeps): string[] {
   );
 }
 
-/** Which evidence decided that the operator was done, in each wait of the scenario (quiescence.ts). */
-function quiescenceNotes(scenario: Scenario): string[] {
-  const note = scenario.quiescenceNote();
-  return note === undefined ? [] : [note];
+/**
+ * The notes every verdict of a scenario carries: the fixtures the operator
+ * changed, and which evidence decided that it was done in each wait (quiescence.ts).
+ */
+function scenarioNotes(scenario: Scenario, deps: ScenarioDeps): string[] {
+  const quiescence = scenario.quiescenceNote();
+  return [...touchedFixtures(scenario, deps), ...(quiescence === undefined ? [] : [quiescence])];
 }
 
 /** A judgement with more notes in its evidence. */

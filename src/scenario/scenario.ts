@@ -18,7 +18,6 @@ import { applyMergePatch } from "../util/records.js";
 import { logExcerpt } from "./log-excerpt.js";
 import {
   describeQuietDecisions,
-  queueEvidence,
   quietBy,
   silentFor,
   updateDelivered,
@@ -27,6 +26,8 @@ import {
   type QuietDecision,
   type Silence,
 } from "./quiescence.js";
+import { releaseLeftFinalizers } from "./left-finalizers.js";
+import { operatorSilence } from "./operator-silence.js";
 import { SCENARIO_LIFETIME, type Timings } from "./timings.js";
 
 /** What every scenario needs from the run. */
@@ -472,57 +473,13 @@ export class Scenario {
   /**
    * The operator's silence since `stimulusAt` (a reading of the run's
    * clock), with what its work queues say when it publishes them: the
-   * evidence of the quiescence rule.
+   * evidence of the quiescence rule (operatorSilence).
    */
   silence(stimulusAt: number): Silence {
-    const now = this.deps.clock.now();
-    const operatorIdleMs = this.proxy.operatorIdleMs;
-    const { operator } = this.deps.contract;
-    const metrics = operator.mode === "process" ? operator.metrics : undefined;
-    const readings = this.operator.queueReadings;
-    const lastDeliveryAt = this.proxy.lastDeliveryAt;
-    return {
-      operatorIdleMs,
-      sinceStimulusMs: now - stimulusAt,
-      ...(metrics && readings
-        ? {
-            queues: queueEvidence(
-              readings,
-              {
-                stimulusAt,
-                lastWriteAt: now - operatorIdleMs,
-                ...(lastDeliveryAt === undefined ? {} : { lastDeliveryAt }),
-                ...this.undeliveredKitWrite(),
-              },
-              metrics.settleMs,
-            ),
-          }
-        : {}),
-    };
-  }
-
-  /**
-   * The kit's last write, described, when the operator watches its kind and
-   * no watch event has shown it that write (or a later state) yet; empty
-   * when there is none or it has been shown (queueEvidence's `undelivered`).
-   */
-  private undeliveredKitWrite(): { undelivered?: string } {
-    const { writeLog, readLog } = this.proxy;
-    const last = writeLog
-      .query({ actor: "kit" })
-      .findLast((e) => e.code >= 200 && e.code < 300 && e.resourceVersion);
-    if (!last?.resourceVersion) return {};
-    const { group, resource, name } = last;
-    if (!name) return {};
-    const watched =
-      readLog.query({ actor: "operator", verb: "watch", group, resource, succeeded: true }).length > 0;
-    if (!watched) return {};
-    const object = { group, resource, name, ...(last.namespace ? { namespace: last.namespace } : {}) };
-    return updateDelivered(readLog.delivered, object, last.resourceVersion)
-      ? {}
-      : {
-          undelivered: `the kit's ${last.verb} of ${resource}/${name} (resourceVersion ${last.resourceVersion})`,
-        };
+    return operatorSilence(
+      { proxy: this.proxy, operator: this.operator, contract: this.deps.contract, clock: this.deps.clock },
+      stimulusAt,
+    );
   }
 
   /**
@@ -587,29 +544,5 @@ export class Scenario {
   /** The operator's log excerpt as notes. */
   async operatorLogNotes(lines = 15): Promise<string[]> {
     return (await this.operatorLog(lines)).map((line) => `operator: ${line}`);
-  }
-}
-
-/**
- * Removes the finalizers left on the custom resources of a namespace being
- * deleted. The operator has stopped by then (cleanups run last-in first-out),
- * so nobody would release them: the namespace would stay Terminating for
- * good, with everything the resources own (their Deployments and Pods, a
- * load on the cluster that slows every later scenario, and litter in a
- * user's own cluster).
- */
-async function releaseLeftFinalizers(kube: KubeClient, contract: Contract, namespace: string): Promise<void> {
-  const { group, version, kind } = contract.customResource;
-  const apiVersion = group ? `${group}/${version}` : version;
-  const left = await kube.list(apiVersion, kind, { namespace });
-  for (const object of left) {
-    const name = object.metadata?.name;
-    if (!name || object.metadata?.namespace !== namespace || !(object.metadata?.finalizers?.length ?? 0))
-      continue;
-    await kube
-      .patchJson({ apiVersion, kind, name, namespace }, [{ op: "remove", path: "/metadata/finalizers" }])
-      .catch((error: unknown) => {
-        if (!isNotFound(error)) throw error;
-      });
   }
 }
