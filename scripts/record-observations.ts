@@ -9,6 +9,7 @@
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
+import { format, resolveConfig } from "prettier";
 import { OBSERVATION_FILE, type RecordedObservation } from "../src/runner/suite-runner.js";
 import { loadKillMatrix, MATRIX_OPERATORS } from "../test/support/kill-matrix.js";
 
@@ -87,13 +88,17 @@ for (const operator of MATRIX_OPERATORS) {
         verdict: { status: verdict?.status, message: verdict?.message },
         observation: hit.data.observation,
       };
-      const text = `${JSON.stringify(fixture, null, 1)}\n`;
+      const out = join(values.to, operator.name, name, `${check.replace("/", "--")}.json`);
+      // Written as `npm run lint` (prettier --check) wants it, so a refresh needs no formatting by hand.
+      const text = await format(JSON.stringify(fixture), {
+        ...(await resolveConfig(out)),
+        filepath: out,
+      });
       if (text.length > MAX_FIXTURE_BYTES) {
         // An operator that never fell quiet records thousands of writes: too big to keep in the repository.
         console.log(`${operator.name}/${name}: ${check}'s observation is ${text.length} bytes; not kept`);
         continue;
       }
-      const out = join(values.to, operator.name, name, `${check.replace("/", "--")}.json`);
       await mkdir(join(values.to, operator.name, name), { recursive: true });
       await writeFile(out, text);
       written++;

@@ -514,6 +514,30 @@ export class Scenario {
     return describeQuietDecisions(this.quietDecisions, this.deps.contract.quietPeriodMs);
   }
 
+  /**
+   * The resourceVersions the custom resource had before write `seq` changed
+   * it: before and after each successful write of it (any writer, status
+   * included) up to `seq`, and what it had just before `seq` itself. Only the
+   * kit and the operator write it through the proxy until it is deleted.
+   */
+  customResourceVersionsBefore(seq: number): string[] {
+    const { group, resource } = this.deps.contract.customResource;
+    const versions = new Set<string>();
+    const writes = this.proxy.writeLog.query({
+      group,
+      resource,
+      namespace: this.namespace,
+      name: this.customResource.name,
+      succeeded: true,
+    });
+    for (const w of writes) {
+      if (w.seq > seq) break;
+      if (w.priorResourceVersion) versions.add(w.priorResourceVersion);
+      if (w.seq < seq && w.resourceVersion) versions.add(w.resourceVersion);
+    }
+    return [...versions];
+  }
+
   /** The operator's writes in this scenario's namespace (or cluster-wide), ignored kinds left out. */
   operatorWrites(query: { after?: number; effect?: WriteEntry["effect"] } = {}): WriteEntry[] {
     const ignored = this.deps.contract.ignoreWrites;

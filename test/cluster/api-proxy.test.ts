@@ -105,13 +105,18 @@ describe("API proxy with the example operator", () => {
     // Every successful write names its object's uid and new resourceVersion. (A status write may
     // also meet a 409 when the operator's cache lags its own last write; it retries.)
     const succeeded = writes.filter((w) => w.code < 300);
-    expect(summary(succeeded).slice(0, 4)).toEqual([
+    // The finalizer first, before anything outside the owner tree exists; then the children and
+    // the directory entry; then the status.
+    expect(summary(succeeded).slice(0, 6)).toEqual([
+      "update webapps 200",
       "create deployments 201",
       "create services 201",
       "create configmaps 201",
+      "create configmaps 201",
       "update webapps/status 200",
     ]);
-    const [deployment, service, configmap] = succeeded;
+    const [finalizer, deployment, service, configmap, directory] = succeeded;
+    expect(finalizer).toMatchObject({ name: "hello", effect: "changed", run: 1 });
     expect(deployment).toMatchObject({
       group: "apps",
       namespace: h.namespace,
@@ -119,7 +124,7 @@ describe("API proxy with the example operator", () => {
       effect: "created",
       run: 1,
     });
-    expect(succeeded[3]).toMatchObject({ effect: "changed", run: 1 });
+    expect(succeeded[5]).toMatchObject({ effect: "changed", run: 1 });
     const live = await cluster.client.get({
       apiVersion: "v1",
       kind: "Service",
@@ -128,6 +133,7 @@ describe("API proxy with the example operator", () => {
     });
     expect(service?.uid).toBe(live.metadata?.uid);
     expect(configmap?.name).toBe(`registration-${app.metadata?.uid}`);
+    expect(directory?.name).toBe(`directory-${app.metadata?.uid}`);
     expect(succeeded.filter((w) => !(w.seq > 0 && w.uid && w.resourceVersion))).toEqual([]);
     expect(writes.filter((w) => w.code >= 300).map((w) => w.code)).toEqual(
       writes.filter((w) => w.code >= 300).map(() => 409),
@@ -207,7 +213,7 @@ describe("API proxy with the example operator", () => {
     );
   });
 
-  it("replays a baseline's write sequence by ordinal: a crash after the 3rd counted write hits the baseline's 3rd, a name derived from the UID included", async () => {
+  it("replays a baseline's write sequence by ordinal: a crash after the 4th counted write hits the baseline's 4th, a name derived from the UID included", async () => {
     const baseline = await harness();
     await startOperator(baseline);
     await cluster.client.create(await sampleWebApp(baseline.namespace));
@@ -216,22 +222,23 @@ describe("API proxy with the example operator", () => {
     const sequence = baseline.proxy.writeLog
       .query({ actor: "operator", namespace: baseline.namespace, withoutTags: true, succeeded: true })
       .filter((e) => e.effect !== "no-op");
-    const third = sequence[2];
-    expect(third).toMatchObject({ verb: "create", resource: "configmaps" });
-    expect(third?.name).toMatch(/^registration-[0-9a-f-]{36}$/);
+    // (The 1st is the finalizer's update, the 2nd and 3rd the Deployment's and the Service's creates.)
+    const fourth = sequence[3];
+    expect(fourth).toMatchObject({ verb: "create", resource: "configmaps" });
+    expect(fourth?.name).toMatch(/^registration-[0-9a-f-]{36}$/);
 
     const h = await harness();
     await startOperator(h);
     const crash = h.proxy.arm({
       kind: "crash-after",
-      match: { namespace: h.namespace, ordinal: 3, excludeNoOps: true },
-      ...(third ? { expect: third } : {}),
+      match: { namespace: h.namespace, ordinal: 4, excludeNoOps: true },
+      ...(fourth ? { expect: fourth } : {}),
     });
     const app = await cluster.client.create(await sampleWebApp(h.namespace));
     const fired = await crash.fired;
     expect(fired.outcome.status).toBe("reached");
     expect(fired.outcome.evidence.hit.name).toBe(`registration-${app.metadata?.uid}`);
-    expect(fired.outcome.evidence.hit.name).not.toBe(third?.name);
+    expect(fired.outcome.evidence.hit.name).not.toBe(fourth?.name);
     await h.operator.restart();
     for (const pid of h.operator.processIds()) everyPid.add(pid);
     await waitConverged(cluster.client, h.namespace, "hello");
@@ -241,10 +248,12 @@ describe("API proxy with the example operator", () => {
       succeeded: true,
       withoutTags: true,
     });
+    // The directory entry comes after the registration in the same reconcile: the restarted run makes it.
     expect(creates.map((e) => `${e.resource} run ${e.run}`)).toEqual([
       "deployments run 1",
       "services run 1",
       "configmaps run 1",
+      "configmaps run 2",
     ]);
   });
 

@@ -28,13 +28,12 @@ describe("scenario cleanup", () => {
     { timeout: 300_000 },
     async () => {
       const report = await runExampleOperator(cluster, binary, {
-        bug: "finalizer",
         strict: true,
         suites: ["drift"],
         checks: ["drift/deleted-child"],
       });
       expect(report.checks.map((c) => c.status)).toEqual(["passed"]);
-      // The scenario ended with its WebApp in place, carrying the variant's finalizer, and its operator stopped.
+      // The scenario ended with its WebApp in place, carrying the operator's finalizer, and its operator stopped.
       const scenarioNamespaces = async () =>
         (await cluster.client.list("v1", "Namespace")).filter((n) =>
           n.metadata?.name?.startsWith("rc-drift"),

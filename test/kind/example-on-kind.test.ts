@@ -91,6 +91,7 @@ describe("the example operator on kind", () => {
     expect([...suites].sort()).toEqual([
       "cluster",
       "conflict",
+      "deletion",
       "differential",
       "drift",
       "idempotency",

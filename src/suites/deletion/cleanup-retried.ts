@@ -107,11 +107,11 @@ export const cleanupRetried = defineCheck<CleanupFailureTarget, CleanupFailureOb
       return {
         status: "inconclusive",
         message: `the deletion made no ${words.split(" ")[0]}-failable delete like the reference's cleanup: nothing failed`,
-        evidence: deletionEvidence(end),
+        evidence: deletionEvidence(end, contract.customResource),
       };
     }
     const proof = `write ${failed.seq}: ${failed.verb} ${failed.resource}/${failed.name ?? ""} answered ${words} by the kit`;
-    const problems = deletionProblems(end);
+    const problems = deletionProblems(end, contract.customResource);
     const retry = end.writes.find(
       (w) =>
         w.seq > failed.seq &&
@@ -132,7 +132,7 @@ export const cleanupRetried = defineCheck<CleanupFailureTarget, CleanupFailureOb
         `it released the custom resource (write ${release.seq}) before the cleanup succeeded (write ${retry.seq})`,
       );
     }
-    const evidence = deletionEvidence(end, [proof]);
+    const evidence = deletionEvidence(end, contract.customResource, [proof]);
     if (problems.length > 0) {
       return {
         status: "failed",

@@ -131,26 +131,27 @@ export const crashDuringCleanup = defineCheck<CleanupCrashTarget, CleanupCrashOb
       };
     },
   },
-  judge(observation): Judgement {
+  judge(observation, contract): Judgement {
     const { end, target } = observation;
+    const { customResource } = contract;
     if (!observation.crashed) {
       // The write never came: the deletion took another way; what it left is still judged.
-      const problems = deletionProblems(end);
+      const problems = deletionProblems(end, customResource);
       if (problems.length > 0) {
         return {
           status: "failed",
           message: `without the crash's write: ${problems.join("; ")}`,
-          evidence: { ...deletionEvidence(end), operatorLog: end.operatorLog },
+          evidence: { ...deletionEvidence(end, customResource), operatorLog: end.operatorLog },
         };
       }
       return {
         status: "inconclusive",
         message: `the deletion finished without the reference's write to crash after (${target}); nothing to crash after`,
-        evidence: deletionEvidence(end),
+        evidence: deletionEvidence(end, customResource),
       };
     }
-    const problems = deletionProblems(end);
-    const evidence = deletionEvidence(end, observation.proof);
+    const problems = deletionProblems(end, customResource);
+    const evidence = deletionEvidence(end, customResource, observation.proof);
     if (problems.length > 0) {
       return {
         status: "failed",

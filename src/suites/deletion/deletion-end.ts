@@ -66,6 +66,18 @@ export interface DeletionEnd {
   /** Objects of the cleanup's roles the operator created in this scenario that still exist. */
   readonly leftovers: readonly string[];
   readonly operatorLog: readonly string[];
+  /**
+   * The resourceVersions the custom resource had before the kit's delete
+   * (absent in observations recorded before it was kept: then no create is
+   * excused by createsFromAViewBeforeTheDelete).
+   */
+  readonly versionsBeforeDelete?: readonly string[];
+}
+
+/** Which custom resource a deletion is of: the contract's group and plural resource. */
+export interface CustomResourceKind {
+  readonly group: string;
+  readonly resource: string;
 }
 
 /** Reads how the deletion ended, once the wait for it is over. */
@@ -87,7 +99,44 @@ export async function deletionEnd(
     writes: scenario.operatorWrites({ after: deleteSeq }),
     leftovers,
     operatorLog: await scenario.operatorLog(10),
+    versionsBeforeDelete: scenario.customResourceVersionsBefore(deleteSeq),
   };
+}
+
+/**
+ * The creates after the delete that the operator made from a view without
+ * the deletion, with the reason: the same run's next write of the custom
+ * resource (its status, most often) sent a resourceVersion the custom
+ * resource had before the delete, and none of that run's writes of it since
+ * the delete had sent a newer one. Informers are separate: a child's
+ * deletion by the garbage collector can wake a reconcile that still reads
+ * the custom resource as it was, and that reconcile recreates the child in
+ * good faith (the garbage collector removes it again). The 409 its next
+ * write meets is the proof. A create with no such proof is not excused. Pure.
+ */
+export function createsFromAViewBeforeTheDelete(
+  end: DeletionEnd,
+  customResource: CustomResourceKind,
+): Map<number, string> {
+  const excused = new Map<number, string>();
+  const before = new Set(end.versionsBeforeDelete ?? []);
+  if (before.size === 0) return excused;
+  const ofCustomResource = (w: WriteEntry) =>
+    w.group === customResource.group && w.resource === customResource.resource;
+  for (const create of end.writes) {
+    if (create.effect !== "created" || create.subresource) continue;
+    const sameRun = end.writes.filter((w) => w.run === create.run && ofCustomResource(w));
+    const seenSinceDelete = sameRun.some(
+      (w) => w.seq < create.seq && w.sentResourceVersion !== undefined && !before.has(w.sentResourceVersion),
+    );
+    const next = sameRun.find((w) => w.seq > create.seq && w.sentResourceVersion !== undefined);
+    if (seenSinceDelete || !next?.sentResourceVersion || !before.has(next.sentResourceVersion)) continue;
+    excused.set(
+      create.seq,
+      `write ${create.seq} (create ${create.resource}/${create.name ?? "?"}) was made from a view without the deletion: the same process's next write of the custom resource (write ${next.seq}, ${next.code}${next.reason ? ` ${next.reason}` : ""}) sent resourceVersion ${next.sentResourceVersion}, which it had before the delete`,
+    );
+  }
+  return excused;
 }
 
 /**
@@ -96,13 +145,14 @@ export async function deletionEnd(
  * created something after the delete, or deleted one name twice across two
  * objects (a delete of something it had recreated). Pure.
  */
-export function deletionProblems(end: DeletionEnd): string[] {
+export function deletionProblems(end: DeletionEnd, customResource: CustomResourceKind): string[] {
   const problems: string[] = [];
+  const excused = createsFromAViewBeforeTheDelete(end, customResource);
   if (end.stuck) problems.push(`the custom resource was not deleted: ${end.stuck}`);
   if (end.leftovers.length > 0) {
     problems.push(`the cleanup left ${end.leftovers.join(", ")} behind (the reference's cleanup deletes it)`);
   }
-  const creates = end.writes.filter((w) => w.effect === "created" && !w.subresource);
+  const creates = end.writes.filter((w) => w.effect === "created" && !w.subresource && !excused.has(w.seq));
   if (creates.length > 0) {
     problems.push(
       `it created ${creates.map((w) => `${w.resource}/${w.name ?? w.generateName ?? "?"} (write ${w.seq})`).join(", ")} after the deletion began`,
@@ -124,12 +174,19 @@ export function deletionProblems(end: DeletionEnd): string[] {
 }
 
 /** The evidence of a deletion: the operator's writes after the delete, and what was left. */
-export function deletionEvidence(end: DeletionEnd, notes: readonly string[] = []): Evidence {
+export function deletionEvidence(
+  end: DeletionEnd,
+  customResource: CustomResourceKind,
+  notes: readonly string[] = [],
+): Evidence {
   return {
     writes: end.writes.map(writeEvidence),
     notes: [
       `the kit deleted the custom resource at write ${end.deleteSeq}`,
       ...(end.leftovers.length > 0 ? [`still there: ${end.leftovers.join(", ")}`] : []),
+      ...[...createsFromAViewBeforeTheDelete(end, customResource).values()].map(
+        (why) => `not judged: ${why}`,
+      ),
       ...notes,
     ],
   };

@@ -2,6 +2,7 @@ import type { WriteEntry } from "../../proxy/write-log.js";
 import { deleteCustomResource, untilDeleted } from "../../scenario/deletion.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
+  createsFromAViewBeforeTheDelete,
   deletionEnd,
   deletionEvidence,
   deletionProblems,
@@ -70,8 +71,9 @@ export const noResurrection = defineCheck<DeletionReference, ResurrectionObserva
       (w) =>
         `write ${w.seq}: ${w.verb} ${w.resource}/${w.name ?? ""} while terminating (an update, not judged)`,
     );
-    const problems = deletionProblems(end);
-    const evidence = deletionEvidence(end, notes);
+    const problems = deletionProblems(end, contract.customResource);
+    const evidence = deletionEvidence(end, contract.customResource, notes);
+    const excused = createsFromAViewBeforeTheDelete(end, contract.customResource).size;
     if (problems.length > 0) {
       return {
         status: "failed",
@@ -82,7 +84,9 @@ export const noResurrection = defineCheck<DeletionReference, ResurrectionObserva
     return {
       status: "passed",
       message:
-        "deleted in the foreground, the custom resource went with everything its cleanup removes, and the operator created nothing after the delete",
+        excused === 0
+          ? "deleted in the foreground, the custom resource went with everything its cleanup removes, and the operator created nothing after the delete"
+          : `deleted in the foreground, the custom resource went with everything its cleanup removes, and the operator created nothing after the delete but ${excused} create(s) from a view without the deletion (the notes show each)`,
       evidence,
     };
   },

@@ -88,20 +88,20 @@ const (
 	// Deployment is unavailable: the condition stays False, but every poll
 	// gives it a new lastTransitionTime, a transition that did not happen.
 	FlipWithinReconcile Bug = "flip-within-reconcile"
-	// ReleaseBeforeCleanup is Finalizer releasing the finalizer first and
-	// deleting the directory entry after: a crash between the two leaves the
-	// entry behind with nothing left to remove it.
+	// ReleaseBeforeCleanup releases the finalizer first and deletes the
+	// directory entry after: a crash between the two leaves the entry behind
+	// with nothing left to remove it.
 	ReleaseBeforeCleanup Bug = "release-before-cleanup"
-	// CleanupInMemory is Finalizer deleting the entry it remembers creating:
-	// a process that restarted since remembers none, releases the finalizer
-	// and leaves the entry behind.
+	// CleanupInMemory deletes the directory entry it remembers creating: a
+	// process that restarted since remembers none, releases the finalizer and
+	// leaves the entry behind.
 	CleanupInMemory Bug = "cleanup-in-memory"
-	// ResurrectWhileTerminating is Finalizer reconciling the children of a
-	// WebApp that is being deleted as if it were not: what the garbage
-	// collector removes during a foreground deletion is created again.
+	// ResurrectWhileTerminating reconciles the children of a WebApp that is
+	// being deleted as if it were not: what the garbage collector removes
+	// during a foreground deletion is created again.
 	ResurrectWhileTerminating Bug = "resurrect-while-terminating"
-	// CleanupGivesUp is Finalizer releasing the finalizer when the entry's
-	// delete fails, once: the entry stays behind.
+	// CleanupGivesUp releases the finalizer when the directory entry's delete
+	// fails, once: the entry stays behind.
 	CleanupGivesUp Bug = "cleanup-gives-up"
 
 	// Heartbeat is not a mistake but a variant: a heartbeat a real operator
@@ -133,12 +133,6 @@ const (
 	// (an apply that creates it is a create) when it differs, instead of
 	// create and update.
 	ApplyChild Bug = "apply-child"
-	// Finalizer adds a fourth child that stands for a record outside the
-	// cluster, the ConfigMap directory-<uid> with no owner reference (the
-	// garbage collector cannot remove it), and guards the WebApp with a
-	// finalizer: on deletion it deletes the entry, then releases the
-	// finalizer (finalizer.go).
-	Finalizer Bug = "finalizer"
 )
 
 // PollInterval is how often the FlipWithinReconcile mutant reconciles again
@@ -161,7 +155,7 @@ var AllBugs = []Bug{
 // Variants lists the legitimate alternatives to the reference behaviour:
 // selected like a mutant, but correct. The kill matrix lists each but the
 // heartbeat under `variants`: every check must pass on them.
-var Variants = []Bug{Heartbeat, UIDPrefixName, HashName, GeneratedSecret, StatusJitter, ApplyChild, Finalizer}
+var Variants = []Bug{Heartbeat, UIDPrefixName, HashName, GeneratedSecret, StatusJitter, ApplyChild}
 
 // generatesSecret: the Bugs with the <name>-auth Secret.
 func (b Bug) generatesSecret() bool { return b == GeneratedSecret || b == RegenerateSecret }

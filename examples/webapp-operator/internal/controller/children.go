@@ -44,20 +44,23 @@ func childLabels(app *demov1.WebApp) map[string]string {
 	return labels
 }
 
+// registrationPrefix begins every registration's name.
+const registrationPrefix = "registration-"
+
 // registrationName is the name of the external registration. It carries the
 // owner's UID so a WebApp deleted and recreated under the same name never
 // adopts the registration of its previous life.
 func registrationName(app *demov1.WebApp, bug Bug) string {
 	switch bug {
 	case NameWithoutUID:
-		return "registration-" + app.Name
+		return registrationPrefix + app.Name
 	case UIDPrefixName, UIDPrefixTakeover:
-		return "registration-" + string(app.UID)[:8]
+		return registrationPrefix + string(app.UID)[:8]
 	case HashName:
 		sum := sha256.Sum256([]byte(app.Namespace + "/" + app.Name))
-		return "registration-" + hex.EncodeToString(sum[:])[:10]
+		return registrationPrefix + hex.EncodeToString(sum[:])[:10]
 	}
-	return "registration-" + string(app.UID)
+	return registrationPrefix + string(app.UID)
 }
 
 // secretName is the GeneratedSecret variant's credentials Secret.

@@ -19,14 +19,14 @@ import (
 	demov1 "reconcile-conformance.dev/examples/webapp-operator/api/v1alpha1"
 )
 
-// The Finalizer variant and its mutants: a directory entry that stands for a
+// The deletion path. Every WebApp has a directory entry that stands for a
 // record in a system outside the cluster (a service directory, a DNS zone),
-// which the garbage collector cannot remove. The operator writes it without
-// an owner reference and guards the WebApp with a finalizer: on deletion it
-// removes the entry, then releases the finalizer. The rules the mutants
-// break: clean up before releasing (ReleaseBeforeCleanup), find what to
-// clean up from the cluster, not from memory (CleanupInMemory), create and
-// repair nothing for an owner that is terminating
+// which the garbage collector cannot remove: the operator writes it without
+// an owner reference and guards the WebApp with a finalizer; on deletion it
+// removes the entry, then releases the finalizer. The rules the deletion
+// mutants break: clean up before releasing (ReleaseBeforeCleanup), find what
+// to clean up from the cluster, not from memory (CleanupInMemory), create
+// and repair nothing for an owner that is terminating
 // (ResurrectWhileTerminating), keep the finalizer until the cleanup
 // succeeded (CleanupGivesUp).
 
@@ -35,15 +35,6 @@ const FinalizerName = "demo.reconcile-conformance.dev/directory"
 
 // directoryPrefix names a WebApp's entry: directory-<uid>, one per life.
 const directoryPrefix = "directory-"
-
-// guardsDeletion: the Bugs with the finalizer and the directory entry.
-func (b Bug) guardsDeletion() bool {
-	switch b {
-	case Finalizer, ReleaseBeforeCleanup, CleanupInMemory, ResurrectWhileTerminating, CleanupGivesUp:
-		return true
-	}
-	return false
-}
 
 func directoryName(app *demov1.WebApp) string { return directoryPrefix + string(app.UID) }
 

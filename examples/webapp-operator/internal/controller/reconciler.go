@@ -1,6 +1,7 @@
 // Package controller reconciles WebApps: a Deployment, a Service and a
-// registration ConfigMap per WebApp, and a status that changes only when
-// the truth does. The reference behaviour follows every rule of idempotent
+// registration ConfigMap per WebApp, a directory entry outside the owner
+// tree that a finalizer guards (finalizer.go), and a status that changes
+// only when the truth does. The reference behaviour follows every rule of idempotent
 // reconciliation; Bug selects one seeded mistake (see bugs.go).
 package controller
 
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -78,6 +80,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			Watches(&appsv1.Deployment{}, r.childEvents("Deployment")).
 			Watches(&corev1.Service{}, r.childEvents("Service")).
 			Watches(&corev1.ConfigMap{}, r.childEvents("ConfigMap")).
+			Watches(&corev1.ConfigMap{}, directoryEntryEvents()).
 			Complete(r)
 	}
 	builder := ctrl.NewControllerManagedBy(mgr).
@@ -88,11 +91,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Bug.generatesSecret() {
 		builder = builder.Owns(&corev1.Secret{})
 	}
-	if r.Bug.guardsDeletion() {
-		// The directory entry has no owner reference to follow: its label names its WebApp.
-		builder = builder.Watches(&corev1.ConfigMap{}, directoryEntryEvents())
-	}
-	return builder.Complete(r)
+	// The directory entry has no owner reference to follow: its label names its WebApp.
+	return builder.Watches(&corev1.ConfigMap{}, directoryEntryEvents()).Complete(r)
 }
 
 // observation is what the children look like after this reconcile's writes.
@@ -130,15 +130,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !app.DeletionTimestamp.IsZero() {
-		if r.Bug.guardsDeletion() {
-			return ctrl.Result{}, r.finalize(ctx, app, changes)
-		}
-		return ctrl.Result{}, nil // children go with their owner through garbage collection
+		// The owned children go with their owner through garbage collection; the directory entry
+		// is the finalizer's to remove.
+		return ctrl.Result{}, r.finalize(ctx, app, changes)
 	}
-	if r.Bug.guardsDeletion() {
-		if err := r.ensureFinalizer(ctx, app); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := r.ensureFinalizer(ctx, app); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	if r.Bug == EarlyReady && app.Status.ObservedGeneration != app.Generation {
@@ -222,12 +219,16 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, 
 	registration := r.desiredRegistration(app)
 	if r.Bug == UIDPrefixTakeover {
 		// The mistake: whatever registration carries this WebApp's labels is its own, whichever life made it.
+		// (The directory entry carries the same labels; a registration is told by its name.)
 		var found corev1.ConfigMapList
 		if err := r.Client.List(ctx, &found, client.InNamespace(app.Namespace), client.MatchingLabels(childLabels(app))); err != nil {
 			return observed, err
 		}
-		if len(found.Items) > 0 {
-			registration.Name = found.Items[0].Name
+		for _, cm := range found.Items {
+			if strings.HasPrefix(cm.Name, registrationPrefix) {
+				registration.Name = cm.Name
+				break
+			}
 		}
 	}
 	_, _, err = r.ensureChild(ctx, app, child{
@@ -245,10 +246,8 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, 
 	if err := note(err); err != nil {
 		return observed, err
 	}
-	if r.Bug.guardsDeletion() {
-		if err := note(r.ensureDirectoryEntry(ctx, app, changes)); err != nil {
-			return observed, err
-		}
+	if err := note(r.ensureDirectoryEntry(ctx, app, changes)); err != nil {
+		return observed, err
 	}
 	if !r.Bug.generatesSecret() {
 		return observed, nil

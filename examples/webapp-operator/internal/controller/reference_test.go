@@ -44,8 +44,8 @@ func TestReferenceConvergesWithOwnedChildrenAndThenWritesNothing(t *testing.T) {
 			kinds = append(kinds, w.kind)
 		}
 	}
-	if !slices.Equal(kinds, []string{"Deployment", "Service", "ConfigMap"}) {
-		t.Errorf("creates = %v, want Deployment, Service, ConfigMap once each", kinds)
+	if !slices.Equal(kinds, []string{"Deployment", "Service", "ConfigMap", "ConfigMap"}) {
+		t.Errorf("creates = %v, want Deployment, Service, ConfigMap (registration), ConfigMap (directory entry) once each", kinds)
 	}
 
 	// Reconciling a converged WebApp again and again makes no write request at all.

@@ -5,6 +5,7 @@ import type { SpecReference } from "../../../../src/scenario/spec-references.js"
 import { cleanupRetried } from "../../../../src/suites/deletion/cleanup-retried.js";
 import { crashDuringCleanup } from "../../../../src/suites/deletion/crash-during-cleanup.js";
 import {
+  createsFromAViewBeforeTheDelete,
   deletionProblems,
   deletionReference,
   type DeletionEnd,
@@ -120,7 +121,103 @@ describe("deletionProblems", () => {
       [],
     ],
   ])("%s", (_name, fields, problems) => {
-    expect(deletionProblems(end(fields))).toEqual(problems);
+    expect(deletionProblems(end(fields), contract.customResource)).toEqual(problems);
+  });
+});
+
+describe("a create from a view without the deletion", () => {
+  // Seen on the reference in the kill matrix: the garbage collector deleted the registration of a
+  // terminating WebApp, the ConfigMap informer woke a reconcile before the WebApp informer had
+  // shown the deletionTimestamp, and that reconcile created the registration again and then wrote
+  // the status with the resourceVersion the WebApp had before the delete (a 409).
+  const registration = (fields: Partial<WriteEntry> = {}) =>
+    writeEntry({
+      seq: 10,
+      run: 1,
+      verb: "create",
+      group: "",
+      resource: "configmaps",
+      name: `registration-${UID}`,
+      effect: "created",
+      code: 201,
+      ...fields,
+    });
+  const statusWrite = (fields: Partial<WriteEntry> = {}) =>
+    writeEntry({
+      seq: 11,
+      run: 1,
+      group: "demo.reconcile-conformance.dev",
+      resource: "webapps",
+      subresource: "status",
+      name: "hello",
+      sentResourceVersion: "100",
+      code: 409,
+      reason: "Conflict",
+      effect: "rejected",
+      ...fields,
+    });
+  const created = `it created configmaps/registration-${UID} (write 10) after the deletion began`;
+
+  it.each<[string, Partial<DeletionEnd>, string[]]>([
+    [
+      "its next write of the custom resource sent the pre-delete resourceVersion: shown, not failed",
+      { versionsBeforeDelete: ["99", "100"], writes: [registration(), statusWrite()] },
+      [],
+    ],
+    [
+      "its next write sent a resourceVersion from after the delete: it saw the deletion",
+      {
+        versionsBeforeDelete: ["99", "100"],
+        writes: [registration(), statusWrite({ sentResourceVersion: "101" })],
+      },
+      [created],
+    ],
+    [
+      "an earlier write of the same run since the delete had shown a newer view",
+      {
+        versionsBeforeDelete: ["99", "100"],
+        writes: [
+          statusWrite({
+            seq: 9.5,
+            sentResourceVersion: "101",
+            code: 200,
+            reason: undefined,
+            effect: "changed",
+          }),
+          registration(),
+          statusWrite(),
+        ],
+      },
+      [created],
+    ],
+    [
+      "the next write is another process's (a restarted operator): no proof",
+      { versionsBeforeDelete: ["99", "100"], writes: [registration(), statusWrite({ run: 2 })] },
+      [created],
+    ],
+    [
+      "no write of the custom resource follows: no proof",
+      { versionsBeforeDelete: ["99", "100"], writes: [registration()] },
+      [created],
+    ],
+    [
+      "an observation recorded without the versions: nothing excused",
+      { writes: [registration(), statusWrite()] },
+      [created],
+    ],
+  ])("%s", (_name, fields, problems) => {
+    expect(deletionProblems(end(fields), contract.customResource)).toEqual(problems);
+  });
+
+  it("says in the evidence why a create is not judged", () => {
+    const excused = end({ versionsBeforeDelete: ["100"], writes: [registration(), statusWrite()] });
+    expect([...createsFromAViewBeforeTheDelete(excused, contract.customResource).keys()]).toEqual([10]);
+    const judged = noResurrection.judge({ end: excused }, contract);
+    expect(judged.status).toBe("passed");
+    expect(judged.message).toContain("but 1 create(s) from a view without the deletion");
+    expect(judged.evidence?.notes).toContain(
+      `not judged: write 10 (create configmaps/registration-${UID}) was made from a view without the deletion: the same process's next write of the custom resource (write 11, 409 Conflict) sent resourceVersion 100, which it had before the delete`,
+    );
   });
 });
 
