@@ -5,7 +5,7 @@
  * side), repeated, with the median wall time, the scenario count, the time
  * per scenario and where the time goes.
  *
- *   npm run bench:run [-- --runs 3] [-- --parallel N] [-- --variant finalizer]
+ *   npm run bench:run [-- --runs 3] [-- --parallel N] [-- --variant hash-name]
  *                     [-- --compare queues|deletion]
  *
  * `--variant` runs one of the example's variants (WEBAPP_BUG). `--compare`
