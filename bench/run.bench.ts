@@ -160,6 +160,11 @@ for (const configuration of configurations) {
     `scenarios: ${median.scenarios} (references included); ${(median.scenarioSeconds / Math.max(1, median.scenarios)).toFixed(1)} s each on average, ${(median.wall / Math.max(1, median.scenarios)).toFixed(1)} s of wall time each with ${parallel} side by side; ${median.checks} checks, verdict ${median.status}`,
   );
   const { timings } = median;
+  // How full the slots were: scenario time over the slots' wall time (idle slots are what the
+  // suites sharing the slots, rather than taking turns, recovers).
+  console.log(
+    `slots busy: ${((100 * median.scenarioSeconds) / (median.wall * parallel)).toFixed(0)} % of ${parallel} x ${median.wall.toFixed(1)} s (cluster start and delete included)`,
+  );
   const cluster = (timings.totals.get("cluster start") ?? 0) + (timings.totals.get("cluster delete") ?? 0);
   console.log(
     `where the time goes (median run; ${median.scenarioSeconds.toFixed(1)} s of scenarios, summed over scenarios that overlap):`,

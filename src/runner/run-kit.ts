@@ -22,6 +22,7 @@ import { scenarioKey, WHOLE_RUN, type Shard } from "./shard.js";
 import { createFixtures, deleteFixtures, resolveFixtures } from "../scenario/fixtures.js";
 import { SpecReferences } from "../scenario/spec-references.js";
 import { referencesNeeded, runSuite, type ScenarioResult } from "./suite-runner.js";
+import { SuiteProgress } from "./suite-progress.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import { pathFrom } from "../util/files.js";
 import type { Logger } from "../util/logger.js";
@@ -185,29 +186,38 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
         references.forSpec(spec, (line) => deps.progress.phase(line)).catch(() => undefined);
       }
     }
-    const checks: CheckReport[] = [];
-    for (const suite of SUITES) {
-      const mine = suite.checks.filter((c) => selected.has(c.id));
-      if (mine.length === 0) continue;
-      for (const check of mine) deps.progress.checkStarted(check);
-      const suiteStarted = deps.clock.now();
-      const results = await runSuite(
-        suite,
-        {
-          deps: scenarioDeps(join(config.workDir, suite.name)),
-          references,
-          clock: deps.clock,
-          progress: (line) => {
-            const [first] = mine;
-            if (first) deps.progress.step(first, line);
+    // Every suite at once: their scenarios share the slots, so no slot idles while a suite's last
+    // scenario finishes (one suite after another left up to three of four idle at each suite's
+    // end). Verdicts are reported suite by suite, in the catalogue's order, as before.
+    const suitesStarted = deps.clock.now();
+    const steps = new SuiteProgress<CheckDefinition>((check, line) => deps.progress.step(check, line));
+    const suiteRuns = SUITES.map((suite) => ({ suite, mine: suite.checks.filter((c) => selected.has(c.id)) }))
+      .filter(({ mine }) => mine.length > 0)
+      .map(({ suite, mine }, index) => {
+        const finished = runSuite(
+          suite,
+          {
+            deps: scenarioDeps(join(config.workDir, suite.name)),
+            references,
+            clock: deps.clock,
+            progress: (line) => {
+              const [first] = mine;
+              if (first) steps.step(index, first, line);
+            },
+            sideBySide: (items, task) => slots.map(items, task),
+            shard,
+            ...(config.scenario === undefined ? {} : { only: config.scenario }),
           },
-          sideBySide: (items, task) => slots.map(items, task),
-          shard,
-          ...(config.scenario === undefined ? {} : { only: config.scenario }),
-        },
-        selected,
-      );
-      for (const check of mine) {
+          selected,
+        ).then((results) => ({ results, durationMs: deps.clock.now() - suitesStarted }));
+        // Awaited in its turn; a failure before then is not an unhandled rejection meanwhile.
+        finished.catch(() => undefined);
+        return { mine, finished };
+      });
+    // A suite's checks judged from its scenarios' verdicts, waived where the contract says, each
+    // reported as it is made.
+    const suiteReports = (mine: readonly CheckDefinition[], results: ScenarioResult[], durationMs: number) =>
+      mine.map((check) => {
         const own = results.filter(
           (r: ScenarioResult) => r.check === check.id && !r.unselected && asked(config.scenario, r),
         );
@@ -228,7 +238,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
           own.filter((r) => !r.elsewhere).map(({ check: _check, ...scenario }) => scenario),
           {
             strict: config.strict,
-            durationMs: deps.clock.now() - suiteStarted,
+            durationMs,
             elsewhere: own.filter((r) => r.elsewhere).map((r) => r.target),
           },
         );
@@ -240,9 +250,21 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
               : {}),
           }),
         );
-        checks.push(report);
         deps.progress.checkFinished(report);
+        return report;
+      });
+    const checks: CheckReport[] = [];
+    try {
+      for (const [index, { mine, finished }] of suiteRuns.entries()) {
+        for (const check of mine) deps.progress.checkStarted(check);
+        steps.report(index);
+        const { results, durationMs } = await finished;
+        checks.push(...suiteReports(mine, results, durationMs));
       }
+    } catch (error) {
+      // No cluster is deleted under a suite still running: the others end first (an abort ends them all).
+      await Promise.allSettled(suiteRuns.map((r) => r.finished));
+      throw error;
     }
     await warnOfUnknownKinds(config.contract, references, deps.logger);
     const waivers = waiverOutcomes(checks, config.contract.waivers, today);
