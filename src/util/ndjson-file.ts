@@ -11,6 +11,8 @@ import { describeError, InfrastructureError } from "../errors.js";
 export class NdjsonFile {
   private pending: Promise<void> = Promise.resolve();
   private error: unknown;
+  /** Lines appended but not yet handed to the file, in order. */
+  private unwritten: string[] = [];
 
   constructor(
     readonly path: string,
@@ -19,9 +21,16 @@ export class NdjsonFile {
   ) {}
 
   append(value: unknown): void {
-    const line = `${JSON.stringify(value)}\n`;
+    this.unwritten.push(`${JSON.stringify(value)}\n`);
+    // One append already queued takes every line that came before it runs: a burst of lines
+    // costs one open of the file, not one per line (a profile of a run found those opens).
+    if (this.unwritten.length > 1) return;
     this.pending = this.pending
-      .then(() => appendFile(this.path, line))
+      .then(() => {
+        const lines = this.unwritten.join("");
+        this.unwritten = [];
+        return appendFile(this.path, lines);
+      })
       .catch((error: unknown) => {
         this.error ??= error;
       });

@@ -23,9 +23,38 @@ export interface QueueReading {
   readonly retries: number;
 }
 
+/** The metric families a reading uses; every other family on the endpoint is left unparsed. */
+export const READ_FAMILIES: ReadonlySet<string> = new Set([
+  "workqueue_depth",
+  "workqueue_adds_total",
+  "workqueue_retries_total",
+  "controller_runtime_reconcile_total",
+  "controller_runtime_active_workers",
+]);
+
+/**
+ * The lines of the text format that belong to READ_FAMILIES: their
+ * `# HELP` and `# TYPE` lines and their samples. An endpoint publishes
+ * hundreds of families (Go runtime, process, REST client, histograms of
+ * every kind) and is read ten times a second per operator: parsing only
+ * these five cut most of the parser's time out of a run's profile. None of
+ * the five is a histogram or summary, so a sample's name is its family's.
+ */
+export function readFamilyLines(text: string): string {
+  const kept: string[] = [];
+  for (const line of text.split("\n")) {
+    const name = line.startsWith("# ") ? line.split(" ", 3)[2] : /^[^{\s]*/.exec(line)?.[0];
+    if (name !== undefined && READ_FAMILIES.has(name)) kept.push(line);
+  }
+  // Each line ends in a newline, the last too: the parser drops a last line without one.
+  return kept.map((line) => `${line}\n`).join("");
+}
+
 /** Reads the text format into a QueueReading; throws on text the parser cannot read. */
 export function readQueueMetrics(text: string, at: number, run: number): QueueReading {
-  const families = new Map(parsePrometheusTextFormat(text).map((family) => [family.name, family]));
+  const families = new Map(
+    parsePrometheusTextFormat(readFamilyLines(text)).map((family) => [family.name, family]),
+  );
   const samples = (name: string) =>
     (families.get(name)?.metrics ?? []).map((sample) => ({
       labels: sample.labels ?? {},

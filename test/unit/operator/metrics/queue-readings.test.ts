@@ -1,5 +1,18 @@
+import { readFileSync } from "node:fs";
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it } from "vitest";
-import { failedReading, readQueueMetrics } from "../../../../src/operator/metrics/queue-readings.js";
+import {
+  failedReading,
+  READ_FAMILIES,
+  readFamilyLines,
+  readQueueMetrics,
+} from "../../../../src/operator/metrics/queue-readings.js";
+
+// A whole scrape of the example operator's endpoint (controller-runtime v0.25, mid-run): 168 families.
+const WHOLE_SCRAPE = readFileSync(
+  new URL("../../../fixtures/metrics/webapp-operator-scrape.txt", import.meta.url),
+  "utf8",
+);
 
 // A scrape of controller-runtime v0.25's metrics endpoint, cut to the families the reading uses and a
 // few it must ignore; the priority queue reports depth per priority, which the reading sums per queue.
@@ -72,5 +85,29 @@ workqueue_adds_total{name="Foos"} 4
       error: "connection refused",
       queues: {},
     });
+  });
+});
+
+describe("readFamilyLines", () => {
+  it("keeps exactly the families a reading uses: parsed alone they equal the same families of the whole scrape", () => {
+    const whole = parsePrometheusTextFormat(WHOLE_SCRAPE);
+    expect(whole.length).toBeGreaterThan(100);
+    const kept = readFamilyLines(WHOLE_SCRAPE);
+    expect(kept.split("\n").length).toBeLessThan(WHOLE_SCRAPE.split("\n").length / 10);
+    const expected = whole.filter((family) => READ_FAMILIES.has(family.name));
+    expect(expected.map((f) => f.name).sort()).toEqual([...READ_FAMILIES].sort());
+    expect(parsePrometheusTextFormat(kept)).toEqual(expected);
+  });
+
+  it("drops a family whose name only begins like a read one, and keeps labels with spaces and braces", () => {
+    const text = `# TYPE workqueue_depth_seconds gauge
+workqueue_depth_seconds{name="a"} 9
+# TYPE workqueue_depth gauge
+workqueue_depth{name="odd { name }"} 2
+`;
+    expect(readFamilyLines(text)).toBe(
+      `# TYPE workqueue_depth gauge\nworkqueue_depth{name="odd { name }"} 2\n`,
+    );
+    expect(readQueueMetrics(text, 0, 1).queues).toEqual({ "odd { name }": { depth: 2, adds: 0 } });
   });
 });
