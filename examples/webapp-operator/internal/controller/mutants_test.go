@@ -502,6 +502,40 @@ func TestBugEventDiffFollowsChangesDeliveredOneByOne(t *testing.T) {
 	})
 }
 
+// EventDiff's mistake is in the WebApp's events alone: the directory entry's own event names the
+// entry, as every child's does, so the entry's drift is repaired like the reference's (the kill
+// matrix once found it unrepaired, drift/managed-field failing on the entry's data).
+func TestBugEventDiffRepairsDriftOfTheDirectoryEntry(t *testing.T) {
+	both(t, EventDiff, func(t *testing.T, e *env, bug Bug) {
+		r := e.reconciler(bug, nil)
+		watch := webAppWatch(r)
+		entries := directoryEntryEvents()
+		if bug == EventDiff {
+			entries = r.directoryEntryChanges()
+		}
+		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+		defer q.ShutDown()
+		app := e.createApp("web", defaultSpec())
+		watch.Create(e.ctx, event.CreateEvent{Object: e.app("web")}, q)
+		e.converge(r, "web")
+
+		entry := &corev1.ConfigMap{}
+		e.must(e.c.Get(e.ctx, e.key(directoryName(e.app(app.Name))), entry))
+		before := entry.DeepCopy()
+		entry.Data["port"] = "8080-drift"
+		e.must(e.c.Update(e.ctx, entry))
+		entries.Update(e.ctx, event.UpdateEvent{ObjectOld: before, ObjectNew: entry}, q)
+		if q.Len() != 1 {
+			t.Fatalf("%d keys queued by the entry's event, want the WebApp's", q.Len())
+		}
+		e.converge(r, "web")
+		e.must(e.c.Get(e.ctx, e.key(entry.Name), entry))
+		if entry.Data["port"] != "8080" {
+			t.Fatalf("directory entry's port %q after its drift's event, want it repaired to 8080", entry.Data["port"])
+		}
+	})
+}
+
 func TestBugPortOnlyAtCreateKeepsTheFirstContainerPort(t *testing.T) {
 	both(t, PortOnlyAtCreate, func(t *testing.T, e *env, bug Bug) {
 		e.createApp("web", defaultSpec())

@@ -80,7 +80,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			Watches(&appsv1.Deployment{}, r.childEvents("Deployment")).
 			Watches(&corev1.Service{}, r.childEvents("Service")).
 			Watches(&corev1.ConfigMap{}, r.childEvents("ConfigMap")).
-			Watches(&corev1.ConfigMap{}, directoryEntryEvents()).
+			Watches(&corev1.ConfigMap{}, r.directoryEntryChanges()).
 			Complete(r)
 	}
 	builder := ctrl.NewControllerManagedBy(mgr).
