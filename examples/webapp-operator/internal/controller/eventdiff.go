@@ -151,13 +151,18 @@ func (r *Reconciler) childEvents(kind string) handler.EventHandler {
 		}
 		r.noteChange(q, types.NamespacedName{Namespace: obj.GetNamespace(), Name: owner.Name}, kind)
 	}
+	return objectEvents(noteOwner)
+}
+
+// objectEvents calls note with the object of every event (both objects of an update).
+func objectEvents(note func(q queue, obj client.Object)) handler.EventHandler {
 	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { noteOwner(q, e.Object) },
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { note(q, e.Object) },
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-			noteOwner(q, e.ObjectOld)
-			noteOwner(q, e.ObjectNew)
+			note(q, e.ObjectOld)
+			note(q, e.ObjectNew)
 		},
-		DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { noteOwner(q, e.Object) },
-		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { noteOwner(q, e.Object) },
+		DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { note(q, e.Object) },
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { note(q, e.Object) },
 	}
 }

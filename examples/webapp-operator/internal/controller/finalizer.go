@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -76,20 +75,11 @@ func directoryEntryOwner(object client.Object) (types.NamespacedName, bool) {
 // it, the entry's drift went unrepaired (found by the kill matrix, where
 // drift/managed-field failed on the entry's data).
 func (r *Reconciler) directoryEntryChanges() handler.EventHandler {
-	note := func(q queue, object client.Object) {
+	return objectEvents(func(q queue, object client.Object) {
 		if key, ok := directoryEntryOwner(object); ok {
 			r.noteChange(q, key, "ConfigMap")
 		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { note(q, e.Object) },
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-			note(q, e.ObjectOld)
-			note(q, e.ObjectNew)
-		},
-		DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { note(q, e.Object) },
-		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { note(q, e.Object) },
-	}
+	})
 }
 
 // directoryMemory is CleanupInMemory's record of the entries this process created.
