@@ -10,19 +10,19 @@ import { describeError, UsageError } from "../errors.js";
 import { isAlreadyExists } from "../kube/api-errors.js";
 import { KubeClient, type KubeObject } from "../kube/kube-client.js";
 import type { CommandRunner } from "../process/command-runner.js";
-import { checkReport, type CheckReport, type RunReport } from "../report/report-model.js";
-import { dayOf, runStatus, waiveCheck, waiverOutcomes } from "../report/waivers.js";
-import { rerunCommand, withRerunCommands } from "../report/rerun.js";
+import type { CheckReport, RunReport } from "../report/report-model.js";
+import { dayOf, runStatus, waiverOutcomes } from "../report/waivers.js";
 import type { CheckDefinition } from "../suites/check.js";
 import { KNOWN_CHECKS, SUITES } from "../suites/index.js";
 import type { ScenarioDeps } from "../scenario/scenario.js";
 import type { Timings } from "../scenario/timings.js";
 import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
-import { scenarioKey, WHOLE_RUN, type Shard } from "./shard.js";
+import { WHOLE_RUN, type Shard } from "./shard.js";
 import { createFixtures, deleteFixtures, resolveFixtures } from "../scenario/fixtures.js";
 import { SpecReferences } from "../scenario/spec-references.js";
 import { referencesNeeded, runSuite, type ScenarioResult } from "./suite-runner.js";
 import { SuiteProgress } from "./suite-progress.js";
+import { judgeCheck } from "./check-judgement.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import { pathFrom } from "../util/files.js";
 import type { Logger } from "../util/logger.js";
@@ -214,42 +214,9 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
         finished.catch(() => undefined);
         return { mine, finished };
       });
-    // A suite's checks judged from its scenarios' verdicts, waived where the contract says, each
-    // reported as it is made.
     const suiteReports = (mine: readonly CheckDefinition[], results: ScenarioResult[], durationMs: number) =>
       mine.map((check) => {
-        const own = results.filter(
-          (r: ScenarioResult) => r.check === check.id && !r.unselected && asked(config.scenario, r),
-        );
-        if (config.scenario !== undefined && own.length === 0) {
-          // A target the run does not have: say which it has rather than report a verdictless check.
-          throw new UsageError(
-            "cli/unknown-scenario",
-            `--scenario ${JSON.stringify(config.scenario)}: this run has no such scenario; ${check.id} has: ${
-              results
-                .filter((r) => r.check === check.id)
-                .map((r) => JSON.stringify(scenarioKey(r.check, r.target)))
-                .join(", ") || "none"
-            }`,
-          );
-        }
-        const judged = checkReport(
-          check,
-          own.filter((r) => !r.elsewhere).map(({ check: _check, ...scenario }) => scenario),
-          {
-            strict: config.strict,
-            durationMs,
-            elsewhere: own.filter((r) => r.elsewhere).map((r) => r.target),
-          },
-        );
-        const report = withRerunCommands(waiveCheck(judged, config.contract.waivers, today), (id) =>
-          rerunCommand(config.contract.file, config.cluster.provider, id, process.cwd(), {
-            strict: config.strict,
-            ...(config.cluster.provider === "kind" && config.cluster.nodeImage !== undefined
-              ? { nodeImage: config.cluster.nodeImage }
-              : {}),
-          }),
-        );
+        const report = judgeCheck(check, results, { config, today, durationMs });
         deps.progress.checkFinished(report);
         return report;
       });
@@ -331,19 +298,6 @@ export function selectChecks(
     return new Set([check]);
   }
   return new Set(selected.map((c) => c.id));
-}
-
-/**
- * Whether a result belongs in a `--scenario` run: the scenario asked for,
- * or a reference state that could not be computed (the reason it could not
- * run). Every result when no scenario was asked for.
- */
-function asked(scenario: string | undefined, result: ScenarioResult): boolean {
-  return (
-    scenario === undefined ||
-    scenarioKey(result.check, result.target) === scenario ||
-    result.target === "reference state"
-  );
 }
 
 /** The check of a scenario id, "<check id>#<target>"; a UsageError naming the id when it is not one. */
