@@ -1,5 +1,5 @@
 // npm run matrix -- [--operator webapp-operator|webapp-operator-ts] [--repeat N] [--parallel P]
-//                   [--only a,b] [--suites a,b] [--verdicts FILE] [--work-dir DIR]
+//                   [--only a,b] [--suites a,b] [--verdicts FILE] [--work-dir DIR] [--settle 100ms]
 //
 // Runs an example operator's kill matrix (the reference, every variant and every mutant in
 // examples/<operator>/kill-matrix.yaml, `run --strict`; default the Go one) N times, the
@@ -9,8 +9,11 @@
 // --verdicts writes every scenario's verdict (case, round, check, target, status), sorted, as
 // JSON: two commits' files compared show which verdicts a change moved. --work-dir keeps every
 // scenario's folder (its logs and observation.json) under DIR/<operator>/<case>/round-<n>.
+// --settle replaces the settle after the work queues say done, where a contract reads the
+// operator's metrics (the Go example's): how short it can be while the verdicts stay.
 import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { durationMs } from "../src/contract/contract-schema.js";
 import type { Status } from "../src/report/report-model.js";
 import {
   caseNames,
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     suites: { type: "string" },
     verdicts: { type: "string" },
     "work-dir": { type: "string" },
+    settle: { type: "string" },
   },
 });
 const wholeNumber = (flag: string, value: string) => {
@@ -39,9 +43,18 @@ const wholeNumber = (flag: string, value: string) => {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} ${value}: expected a whole number >= 1`);
   return n;
 };
+const settleArgument = (value: string) => {
+  try {
+    return durationMs(value);
+  } catch {
+    throw new Error(`--settle ${value}: expected a duration such as 100ms`);
+  }
+};
 const repeat = wholeNumber("repeat", values.repeat);
 const parallel = values.parallel ? wholeNumber("parallel", values.parallel) : defaultMatrixParallelism();
 const suites = values.suites ? values.suites.split(",") : MATRIX_SUITES;
+// How short the settle after the queues say done can be while the verdicts stay (issue 27's measure).
+const metricsSettleMs = values.settle === undefined ? undefined : settleArgument(values.settle);
 
 const operator = MATRIX_OPERATORS.find((candidate) => candidate.name === values.operator);
 if (!operator) {
@@ -57,7 +70,7 @@ for (const name of cases) {
 }
 
 console.log(
-  `kill matrix: ${cases.length} case(s) x ${repeat} round(s) on ${parallel} cluster(s) side by side; suites ${suites.join(", ")}`,
+  `kill matrix: ${cases.length} case(s) x ${repeat} round(s) on ${parallel} cluster(s) side by side; suites ${suites.join(", ")}${metricsSettleMs === undefined ? "" : `; settle ${metricsSettleMs} ms where the contract reads metrics`}`,
 );
 const started = Date.now();
 const violations: string[] = [];
@@ -67,6 +80,7 @@ const runs = await runKillMatrix({
   parallel,
   suites,
   ...(values["work-dir"] ? { workRoot: values["work-dir"] } : {}),
+  ...(metricsSettleMs === undefined ? {} : { metricsSettleMs }),
   onRun: (run) => {
     const wrong = matrixViolations(run.report, matrix.mutants[run.name]);
     violations.push(...wrong.map((w) => `${run.name} (round ${run.round + 1}): ${w}`));

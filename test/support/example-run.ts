@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parse, stringify } from "yaml";
-import { loadContract } from "../../src/contract/load-contract.js";
+import { loadContract, type Contract } from "../../src/contract/load-contract.js";
 import { zxCommandRunner } from "../../src/process/command-runner.js";
 import type { RunReport } from "../../src/report/report-model.js";
 import { runKit, type ProgressReporter } from "../../src/runner/run-kit.js";
@@ -73,15 +73,21 @@ export async function runExampleOperator(
     scenario?: string;
     /** Where the scenarios' logs and observations go (default: beside the contract, in a temporary directory). */
     workDir?: string;
+    /** The settle after the work queues say done, in place of the contract's (npm run matrix --settle). */
+    metricsSettleMs?: number;
   },
 ): Promise<RunReport> {
   const file = await writeExampleContract(binary, {
     ...(options.bug ? { bug: options.bug } : {}),
     ...(options.contract ? { extra: options.contract } : {}),
   });
+  const contract = await loadContract(file);
   return runKit(
     {
-      contract: await loadContract(file),
+      contract:
+        options.metricsSettleMs === undefined
+          ? contract
+          : withMetricsSettle(contract, options.metricsSettleMs),
       cluster: {
         provider: "existing",
         kubeconfigPath: cluster.access.kubeconfigPath,
@@ -104,4 +110,13 @@ export async function runExampleOperator(
       progress: quiet,
     },
   );
+}
+
+/** The contract with `settleMs` as its metrics' settle; an error when it reads no metrics. */
+export function withMetricsSettle(contract: Contract, settleMs: number): Contract {
+  const { operator } = contract;
+  if (operator.mode !== "process" || !operator.metrics) {
+    throw new Error("a settle is set for an operator whose contract reads no metrics");
+  }
+  return { ...contract, operator: { ...operator, metrics: { ...operator.metrics, settleMs } } };
 }

@@ -10,7 +10,7 @@ import { SELECTABLE_SUITES } from "../../src/suites/suite-names.js";
 import { systemClock } from "../../src/util/clock.js";
 import { silentLogger } from "../../src/util/logger.js";
 import { pollUntil, PollTimeoutError } from "../../src/util/poll.js";
-import { runExampleOperator } from "./example-run.js";
+import { runExampleOperator, withMetricsSettle } from "./example-run.js";
 import { startTestCluster, type TestCluster } from "./kwok-cluster.js";
 import { exampleDir, exampleOperatorBinary } from "./webapp-example.js";
 
@@ -40,7 +40,14 @@ export const MATRIX_SUITES: readonly string[] = SELECTABLE_SUITES;
 /** How one case of an operator's matrix runs: `run --strict` of its contract, a mutant when `bug` is set. */
 type CaseRunner = (
   cluster: TestCluster,
-  options: { bug?: string; strict: boolean; suites: string[]; checks?: string[]; workDir?: string },
+  options: {
+    bug?: string;
+    strict: boolean;
+    suites: string[];
+    checks?: string[];
+    workDir?: string;
+    metricsSettleMs?: number;
+  },
 ) => Promise<RunReport>;
 
 /** An example operator with a kill matrix. */
@@ -201,6 +208,8 @@ export async function runKillMatrix(options: {
   readonly suites?: readonly string[];
   /** Keep each run's scenario folders (logs, observation.json) under <workRoot>/<operator>/<case>/round-<n>. */
   readonly workRoot?: string;
+  /** The settle after the work queues say done, in place of each contract's (for operators whose contract reads metrics). */
+  readonly metricsSettleMs?: number;
   readonly onRun?: (run: MatrixRun) => void;
 }): Promise<MatrixRun[]> {
   const { cases } = options;
@@ -229,6 +238,7 @@ export async function runKillMatrix(options: {
           ...(options.workRoot
             ? { workDir: join(options.workRoot, job.operator, job.name, `round-${job.round + 1}`) }
             : {}),
+          ...(options.metricsSettleMs === undefined ? {} : { metricsSettleMs: options.metricsSettleMs }),
         });
         const matrixRun = { ...job, report, durationMs: Date.now() - started, cluster };
         runs.push(matrixRun);
@@ -277,9 +287,15 @@ async function untilScenarioNamespacesGone(test: TestCluster): Promise<void> {
 async function runContractFile(
   cluster: TestCluster,
   file: string,
-  options: { bug?: string; strict: boolean; suites: string[]; checks?: string[]; workDir?: string },
+  options: Parameters<CaseRunner>[1],
 ): Promise<RunReport> {
-  const contract = await loadContract(file);
+  const written = await loadContract(file);
+  // A settle applies where the contract reads the operator's metrics (the TypeScript example's does not).
+  const readsMetrics = written.operator.mode === "process" && written.operator.metrics !== undefined;
+  const contract =
+    options.metricsSettleMs !== undefined && readsMetrics
+      ? withMetricsSettle(written, options.metricsSettleMs)
+      : written;
   const operator = { ...contract.operator, env: { ...contract.operator.env, WEBAPP_BUG: options.bug ?? "" } };
   return runKit(
     {
