@@ -328,7 +328,7 @@ function touchedFixtures(scenario: Scenario, deps: ScenarioDeps): string[] {
  * changed, and which evidence decided that it was done in each wait (quiescence.ts).
  */
 function scenarioNotes(scenario: Scenario, deps: ScenarioDeps): string[] {
-  const quiescence = scenario.quiescenceNote();
+  const quiescence = scenario.quiescence.note();
   return [...touchedFixtures(scenario, deps), ...(quiescence === undefined ? [] : [quiescence])];
 }
 

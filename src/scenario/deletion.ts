@@ -67,7 +67,7 @@ export async function untilDeleted(
             reason: `the custom resource is still there${finalizers.length > 0 ? ` with finalizers ${finalizers.join(", ")}` : ""} (deletionTimestamp ${String(cr.metadata?.deletionTimestamp ?? "none")})`,
           };
         }
-        return scenario.isQuiet(scenario.silence(stimulusAt))
+        return scenario.quiescence.isQuiet(scenario.quiescence.silence(stimulusAt))
           ? { done: true, value: undefined }
           : { done: false, reason: "the custom resource is gone; the operator is not quiet yet" };
       },

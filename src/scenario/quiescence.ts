@@ -289,7 +289,7 @@ function atLeast(seen: string, wanted: string): boolean {
   return seen === wanted || (decimal.test(seen) && decimal.test(wanted) && BigInt(seen) >= BigInt(wanted));
 }
 
-/** One wait's decision, as Scenario.quietBy keeps it. */
+/** One wait's decision, as ScenarioQuiescence.quietBy keeps it. */
 export interface QuietDecision {
   readonly by: QuietBy;
   /** Why the queues could not tell, when silence decided for an operator that publishes them. */

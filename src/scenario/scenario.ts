@@ -16,18 +16,9 @@ import type { Logger } from "../util/logger.js";
 import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import { applyMergePatch } from "../util/records.js";
 import { logExcerpt } from "./log-excerpt.js";
-import {
-  describeQuietDecisions,
-  quietBy,
-  silentFor,
-  updateDelivered,
-  updateRead,
-  type QuietBy,
-  type QuietDecision,
-  type Silence,
-} from "./quiescence.js";
+import { silentFor } from "./quiescence.js";
 import { releaseLeftFinalizers } from "./left-finalizers.js";
-import { operatorSilence } from "./operator-silence.js";
+import { pendingUpdate, ScenarioQuiescence } from "./operator-silence.js";
 import { SCENARIO_LIFETIME, type Timings } from "./timings.js";
 
 /** What every scenario needs from the run. */
@@ -132,7 +123,11 @@ export class Scenario {
     private readonly deps: ScenarioDeps,
   ) {
     this.openedAt = deps.clock.now();
+    this.quiescence = new ScenarioQuiescence({ proxy, operator, contract: deps.contract, clock: deps.clock });
   }
+
+  /** The evidence that the operator is done, the rule, and which evidence decided each wait (operator-silence.ts). */
+  readonly quiescence: ScenarioQuiescence;
 
   private readonly openedAt: number;
 
@@ -365,7 +360,14 @@ export class Scenario {
     let readySince: number | undefined;
     // After a spec update, a readiness that names no generation may be the answer from before
     // it: the operator must have had the update delivered, and be quiet since (updateSeenAt).
-    const update = this.pendingUpdate();
+    const { group, resource } = contract.customResource;
+    const lastSpecWrite = this.spec.at(-1);
+    const update = pendingUpdate(
+      this.proxy,
+      { group, resource, namespace: this.namespace, name: this.customResource.name },
+      lastSpecWrite,
+      lastSpecWrite && this.specWriteAnsweredAt.get(lastSpecWrite.seq),
+    );
     let updateSeenAt: number | undefined;
     try {
       return await pollUntil(
@@ -398,8 +400,8 @@ export class Scenario {
             since = Math.max(stimulusAt, updateSeenAt);
             rule = `ready for no stated generation: quiet since a watch event or read showed the operator update ${update.spec}`;
           }
-          const silence = this.silence(since);
-          const by = this.quietBy(silence);
+          const silence = this.quiescence.silence(since);
+          const by = this.quiescence.quietBy(silence);
           if (by === undefined) {
             const queues = silence.queues ? ` (queues: ${silence.queues.reason})` : "";
             return {
@@ -432,87 +434,8 @@ export class Scenario {
     }
   }
 
-  /**
-   * The kit's last spec write, when it is an update and the operator watches
-   * the custom resource (an operator that does not has no delivery to wait
-   * for: silence alone decides, as before).
-   */
-  private pendingUpdate(): { spec: number; resourceVersion: string; delivered: () => boolean } | undefined {
-    const last = this.spec.at(-1);
-    if (!last || last.spec === 0) return undefined;
-    const { group, resource } = this.deps.contract.customResource;
-    const written = this.proxy.writeLog
-      .query({ actor: "kit", group, resource })
-      .find((e) => e.seq === last.seq);
-    const { readLog } = this.proxy;
-    const watches =
-      readLog.query({ actor: "operator", verb: "watch", group, resource, succeeded: true }).length > 0;
-    // A custom resource born with a later spec (createSample) has no earlier answer to mistake.
-    if (!written?.resourceVersion || written.verb === "create" || !watches) return undefined;
-    const object = { group, resource, namespace: this.namespace, name: this.customResource.name };
-    const resourceVersion = written.resourceVersion;
-    const answeredAt = this.specWriteAnsweredAt.get(last.seq);
-    return {
-      spec: last.spec,
-      resourceVersion,
-      // A watch event, or a get or list (a relist after the watch ended) that showed the update.
-      delivered: () =>
-        updateDelivered(readLog.delivered, object, resourceVersion) ||
-        (answeredAt !== undefined &&
-          updateRead(
-            readLog.query({ actor: "operator", group, resource }).filter((r) => r.time > answeredAt),
-            object,
-            resourceVersion,
-          )),
-    };
-  }
-
   /** How each convergence of this scenario was decided, in order: "convergence of update 1: ready and quiet (Ready=True for generation 2)". */
   readonly convergedBy: string[] = [];
-
-  /**
-   * The operator's silence since `stimulusAt` (a reading of the run's
-   * clock), with what its work queues say when it publishes them: the
-   * evidence of the quiescence rule (operatorSilence).
-   */
-  silence(stimulusAt: number): Silence {
-    return operatorSilence(
-      { proxy: this.proxy, operator: this.operator, contract: this.deps.contract, clock: this.deps.clock },
-      stimulusAt,
-    );
-  }
-
-  /**
-   * Which evidence says the operator is done (quiescence.ts), or undefined;
-   * each decision is kept for the verdicts' evidence (quiescenceNote).
-   */
-  quietBy(silence: Silence): QuietBy | undefined {
-    const by = quietBy(silence, this.deps.contract.quietPeriodMs);
-    if (by !== undefined) {
-      this.quietDecisions.push({
-        by,
-        ...(by === "silence" && silence.queues ? { queues: silence.queues.reason } : {}),
-      });
-    }
-    return by;
-  }
-
-  /** Whether the operator is done, by either evidence (quietBy). */
-  isQuiet(silence: Silence): boolean {
-    return this.quietBy(silence) !== undefined;
-  }
-
-  /** Each time a wait of this scenario found the operator done: by which evidence, and why not the queues. */
-  readonly quietDecisions: QuietDecision[] = [];
-
-  /**
-   * One line of evidence: which evidence decided this scenario's waits
-   * ("quiescence: 4 wait(s) decided by the operator's work queues, 1 by
-   * silence (queues: ...)"); undefined when no wait decided.
-   */
-  quiescenceNote(): string | undefined {
-    return describeQuietDecisions(this.quietDecisions, this.deps.contract.quietPeriodMs);
-  }
 
   /**
    * The resourceVersions the custom resource had before write `seq` changed

@@ -99,12 +99,12 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
         recreation = await pollUntil<Recreation>(
           async () => {
             const now = await scenario.kit.tryGet(child.ref);
-            const silence = scenario.silence(deletedAt);
+            const silence = scenario.quiescence.silence(deletedAt);
             if (!now || now.metadata?.uid === child.uid || now.metadata?.deletionTimestamp) {
               if (hasGivenUp(silence)) return { done: true, value: { outcome: "gave-up" } };
               return { done: false, reason: `${name} not recreated yet` };
             }
-            return scenario.isQuiet(silence)
+            return scenario.quiescence.isQuiet(silence)
               ? { done: true, value: { outcome: "recreated", object: now } }
               : { done: false, reason: `recreated; operator wrote ${silentFor(silence)} ms ago` };
           },

@@ -163,14 +163,14 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
             const now = await scenario.kit.tryGet(child.ref);
             if (!now) return { done: false, reason: `${describeRef(child.ref)} is gone` };
             const value = valueAt(now, target.path);
-            const silence = scenario.silence(perturbedAt);
+            const silence = scenario.quiescence.silence(perturbedAt);
             if (!isDeepStrictEqual(value, target.value)) {
               // Recorded as shown: a Secret's value never reaches the observation or a message.
               if (hasGivenUp(silence))
                 return { done: true, value: { outcome: "gave-up", value: shown(value) } };
               return { done: false, reason: `${formatPath(target.path)} is ${JSON.stringify(shown(value))}` };
             }
-            return scenario.isQuiet(silence)
+            return scenario.quiescence.isQuiet(silence)
               ? { done: true, value: { outcome: "restored", object: now } }
               : { done: false, reason: `restored; operator wrote ${silentFor(silence)} ms ago` };
           },

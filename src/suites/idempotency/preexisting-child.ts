@@ -162,8 +162,8 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
             if (readiness.ready && diffs.length > 0 && !readyWhileDiffering) {
               readyWhileDiffering = { ...last, at: context.clock.now() - createdAt };
             }
-            const silence = scenario.silence(createdAt);
-            const quiet = scenario.isQuiet(silence);
+            const silence = scenario.quiescence.silence(createdAt);
+            const quiet = scenario.quiescence.isQuiet(silence);
             if (readiness.ready && diffs.length === 0 && quiet) return { done: true, value: undefined };
             if (readyWhileDiffering && quiet) return { done: true, value: undefined };
             if (hasGivenUp(silence)) return { done: true, value: undefined };

@@ -30,7 +30,11 @@ export async function untilFaultActs(
         // With `quiet` readiness, "ready" means nothing until the operator has created something.
         const started =
           contract.readiness.kind !== "quiet" || scenario.operatorWrites({ effect: "created" }).length > 0;
-        if (readiness.ready && started && scenario.isQuiet(scenario.silence(stimulusAt))) {
+        if (
+          readiness.ready &&
+          started &&
+          scenario.quiescence.isQuiet(scenario.quiescence.silence(stimulusAt))
+        ) {
           return { done: true, value: now };
         }
         return { done: false, reason: `${what} has not happened yet; ${readiness.reason}` };

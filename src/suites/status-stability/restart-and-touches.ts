@@ -247,10 +247,10 @@ async function followSpecUpdate(
           ...(seen === undefined ? {} : { observed: seen }),
           ...(generation === undefined ? {} : { generation }),
         };
-        const silence = scenario.silence(updatedAt);
+        const silence = scenario.quiescence.silence(updatedAt);
         const reason = `observedGeneration ${seen ?? "?"}, generation ${generation ?? "?"}`;
         if (seen === generation) {
-          return scenario.isQuiet(silence)
+          return scenario.quiescence.isQuiet(silence)
             ? { done: true, value: { caughtUp: now } }
             : { done: false, reason: `${reason}; operator wrote ${silentFor(silence)} ms ago` };
         }
