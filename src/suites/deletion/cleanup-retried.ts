@@ -9,6 +9,7 @@ import {
   deletionReference,
   type DeletionEnd,
   type DeletionReference,
+  undecidedCreates,
 } from "./deletion-end.js";
 
 /** How the cleanup's first delete is answered instead of by the API server. */
@@ -140,6 +141,8 @@ export const cleanupRetried = defineCheck<CleanupFailureTarget, CleanupFailureOb
         evidence: { ...evidence, operatorLog: end.operatorLog },
       };
     }
+    const undecided = undecidedCreates(end, contract.customResource, evidence);
+    if (undecided) return undecided;
     return {
       status: "passed",
       message: `the cleanup delete answered ${words} was retried (write ${retry?.seq ?? "?"}) before the finalizer went; the deletion ended as the reference's`,

@@ -10,6 +10,7 @@ import {
   deletionReference,
   type DeletionEnd,
   type DeletionReference,
+  undecidedCreates,
 } from "./deletion-end.js";
 
 /** Where the operator is killed: before the deletion (a restart across it), or right after one of its deletion writes. */
@@ -144,6 +145,8 @@ export const crashDuringCleanup = defineCheck<CleanupCrashTarget, CleanupCrashOb
           evidence: { ...deletionEvidence(end, customResource), operatorLog: end.operatorLog },
         };
       }
+      const undecided = undecidedCreates(end, customResource, deletionEvidence(end, customResource));
+      if (undecided) return undecided;
       return {
         status: "inconclusive",
         message: `the deletion finished without the reference's write to crash after (${target}); nothing to crash after`,
@@ -159,6 +162,8 @@ export const crashDuringCleanup = defineCheck<CleanupCrashTarget, CleanupCrashOb
         evidence: { ...evidence, operatorLog: end.operatorLog },
       };
     }
+    const undecided = undecidedCreates(end, customResource, evidence);
+    if (undecided) return undecided;
     return {
       status: "passed",
       message:

@@ -104,39 +104,76 @@ export async function deletionEnd(
 }
 
 /**
- * The creates after the delete that the operator made from a view without
- * the deletion, with the reason: the same run's next write of the custom
- * resource (its status, most often) sent a resourceVersion the custom
- * resource had before the delete, and none of that run's writes of it since
- * the delete had sent a newer one. Informers are separate: a child's
- * deletion by the garbage collector can wake a reconcile that still reads
- * the custom resource as it was, and that reconcile recreates the child in
- * good faith (the garbage collector removes it again). The 409 its next
- * write meets is the proof. A create with no such proof is not excused. Pure.
+ * What the operator's creates after the kit's delete are, told apart by what
+ * the same process's writes of the custom resource show of its view of it.
+ * Informers are separate: a child's deletion by the garbage collector can
+ * wake a reconcile that still reads the custom resource as it was before the
+ * delete, and that reconcile recreates the child in good faith (the garbage
+ * collector removes it again). A correct operator does that; one that
+ * creates from a view that shows the deletion does not.
  */
-export function createsFromAViewBeforeTheDelete(
+export interface CreatesAfterTheDelete {
+  /**
+   * Made from a view with the deletion: an earlier write of the custom
+   * resource by the same process, since the delete, sent a resourceVersion
+   * from after it, and a later reconcile of it reads no older view. Judged.
+   */
+  readonly judged: readonly WriteEntry[];
+  /**
+   * Made from a view without the deletion: the same process's next write
+   * of the custom resource (its status, most often) sent a resourceVersion
+   * the custom resource had before the delete (the 409 it meets is the
+   * proof). Shown, not judged; each with why.
+   */
+  readonly excused: ReadonlyMap<number, string>;
+  /** Neither shown: the kit cannot tell which view the reconcile read. Each with why. */
+  readonly undecided: ReadonlyMap<number, string>;
+}
+
+/** The operator's creates after the delete (not of a subresource), sorted by what its writes show of its view. Pure. */
+export function createsAfterTheDelete(
   end: DeletionEnd,
   customResource: CustomResourceKind,
-): Map<number, string> {
+): CreatesAfterTheDelete {
+  const judged: WriteEntry[] = [];
   const excused = new Map<number, string>();
-  const before = new Set(end.versionsBeforeDelete ?? []);
-  if (before.size === 0) return excused;
+  const undecided = new Map<number, string>();
+  // Absent in observations recorded before they were kept: no view can be told.
+  const before = end.versionsBeforeDelete === undefined ? undefined : new Set(end.versionsBeforeDelete);
   const ofCustomResource = (w: WriteEntry) =>
     w.group === customResource.group && w.resource === customResource.resource;
   for (const create of end.writes) {
     if (create.effect !== "created" || create.subresource) continue;
-    const sameRun = end.writes.filter((w) => w.run === create.run && ofCustomResource(w));
-    const seenSinceDelete = sameRun.some(
-      (w) => w.seq < create.seq && w.sentResourceVersion !== undefined && !before.has(w.sentResourceVersion),
+    const what = `write ${create.seq} (create ${create.resource}/${create.name ?? create.generateName ?? "?"})`;
+    if (before === undefined) {
+      undecided.set(create.seq, `${what}: this observation keeps no resourceVersions from before the delete`);
+      continue;
+    }
+    const sameRun = end.writes.filter(
+      (w) => w.run === create.run && ofCustomResource(w) && w.sentResourceVersion !== undefined,
     );
-    const next = sameRun.find((w) => w.seq > create.seq && w.sentResourceVersion !== undefined);
-    if (seenSinceDelete || !next?.sentResourceVersion || !before.has(next.sentResourceVersion)) continue;
-    excused.set(
+    const seen = sameRun.find((w) => w.seq < create.seq && !before.has(w.sentResourceVersion ?? ""));
+    if (seen) {
+      judged.push(create);
+      continue;
+    }
+    const next = sameRun.find((w) => w.seq > create.seq);
+    if (next?.sentResourceVersion !== undefined && before.has(next.sentResourceVersion)) {
+      excused.set(
+        create.seq,
+        `${what} was made from a view without the deletion: the same process's next write of the custom resource (write ${next.seq}, ${next.code}${next.reason ? ` ${next.reason}` : ""}) sent resourceVersion ${next.sentResourceVersion}, which it had before the delete`,
+      );
+      continue;
+    }
+    const after = next
+      ? `its next (write ${next.seq}) sent resourceVersion ${next.sentResourceVersion ?? "?"}, from after the delete, which may be a later reconcile's`
+      : "and it made none after";
+    undecided.set(
       create.seq,
-      `write ${create.seq} (create ${create.resource}/${create.name ?? "?"}) was made from a view without the deletion: the same process's next write of the custom resource (write ${next.seq}, ${next.code}${next.reason ? ` ${next.reason}` : ""}) sent resourceVersion ${next.sentResourceVersion}, which it had before the delete`,
+      `${what}: nothing shows whether the reconcile that made it had seen the deletion: the same process had sent no write of the custom resource since the delete, ${after}`,
     );
   }
-  return excused;
+  return { judged, excused, undecided };
 }
 
 /**
@@ -147,12 +184,11 @@ export function createsFromAViewBeforeTheDelete(
  */
 export function deletionProblems(end: DeletionEnd, customResource: CustomResourceKind): string[] {
   const problems: string[] = [];
-  const excused = createsFromAViewBeforeTheDelete(end, customResource);
   if (end.stuck) problems.push(`the custom resource was not deleted: ${end.stuck}`);
   if (end.leftovers.length > 0) {
     problems.push(`the cleanup left ${end.leftovers.join(", ")} behind (the reference's cleanup deletes it)`);
   }
-  const creates = end.writes.filter((w) => w.effect === "created" && !w.subresource && !excused.has(w.seq));
+  const creates = createsAfterTheDelete(end, customResource).judged;
   if (creates.length > 0) {
     problems.push(
       `it created ${creates.map((w) => `${w.resource}/${w.name ?? w.generateName ?? "?"} (write ${w.seq})`).join(", ")} after the deletion began`,
@@ -179,15 +215,36 @@ export function deletionEvidence(
   customResource: CustomResourceKind,
   notes: readonly string[] = [],
 ): Evidence {
+  const creates = createsAfterTheDelete(end, customResource);
   return {
     writes: end.writes.map(writeEvidence),
     notes: [
       `the kit deleted the custom resource at write ${end.deleteSeq}`,
       ...(end.leftovers.length > 0 ? [`still there: ${end.leftovers.join(", ")}`] : []),
-      ...[...createsFromAViewBeforeTheDelete(end, customResource).values()].map(
-        (why) => `not judged: ${why}`,
-      ),
+      ...[...creates.excused.values()].map((why) => `not judged: ${why}`),
+      ...[...creates.undecided.values()].map((why) => `cannot tell: ${why}`),
       ...notes,
     ],
+  };
+}
+
+/**
+ * The verdict of a deletion in which nothing went wrong that the evidence
+ * shows, but the operator created something after the delete from a view
+ * the kit cannot tell: inconclusive, never a pass or a failure on a guess.
+ * Undefined when there is no such create.
+ */
+export function undecidedCreates(
+  end: DeletionEnd,
+  customResource: CustomResourceKind,
+  evidence: Evidence,
+): { readonly status: "inconclusive"; readonly message: string; readonly evidence: Evidence } | undefined {
+  const { undecided } = createsAfterTheDelete(end, customResource);
+  if (undecided.size === 0) return undefined;
+  const writes = [...undecided.keys()].map((seq) => `write ${seq}`).join(", ");
+  return {
+    status: "inconclusive",
+    message: `the operator created something after the delete (${writes}) and nothing shows whether it had seen the deletion then: a reconcile that read the custom resource before its informer had the deletion does that in good faith, one that had seen it must not (the notes say what was seen)`,
+    evidence: { ...evidence, operatorLog: end.operatorLog },
   };
 }

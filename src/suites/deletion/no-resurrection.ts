@@ -2,13 +2,14 @@ import type { WriteEntry } from "../../proxy/write-log.js";
 import { deleteCustomResource, untilDeleted } from "../../scenario/deletion.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
-  createsFromAViewBeforeTheDelete,
+  createsAfterTheDelete,
   deletionEnd,
   deletionEvidence,
   deletionProblems,
   deletionReference,
   type DeletionEnd,
   type DeletionReference,
+  undecidedCreates,
 } from "./deletion-end.js";
 
 export interface ResurrectionObservation {
@@ -73,7 +74,7 @@ export const noResurrection = defineCheck<DeletionReference, ResurrectionObserva
     );
     const problems = deletionProblems(end, contract.customResource);
     const evidence = deletionEvidence(end, contract.customResource, notes);
-    const excused = createsFromAViewBeforeTheDelete(end, contract.customResource).size;
+    const excused = createsAfterTheDelete(end, contract.customResource).excused.size;
     if (problems.length > 0) {
       return {
         status: "failed",
@@ -81,6 +82,8 @@ export const noResurrection = defineCheck<DeletionReference, ResurrectionObserva
         evidence: { ...evidence, operatorLog: end.operatorLog },
       };
     }
+    const undecided = undecidedCreates(end, contract.customResource, evidence);
+    if (undecided) return undecided;
     return {
       status: "passed",
       message:

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { loadContract } from "../../../../src/contract/load-contract.js";
 import type { WriteEntry } from "../../../../src/proxy/write-log.js";
@@ -5,12 +6,15 @@ import type { SpecReference } from "../../../../src/scenario/spec-references.js"
 import { cleanupRetried } from "../../../../src/suites/deletion/cleanup-retried.js";
 import { crashDuringCleanup } from "../../../../src/suites/deletion/crash-during-cleanup.js";
 import {
-  createsFromAViewBeforeTheDelete,
+  createsAfterTheDelete,
   deletionProblems,
   deletionReference,
   type DeletionEnd,
 } from "../../../../src/suites/deletion/deletion-end.js";
-import { noResurrection } from "../../../../src/suites/deletion/no-resurrection.js";
+import {
+  noResurrection,
+  type ResurrectionObservation,
+} from "../../../../src/suites/deletion/no-resurrection.js";
 import { writeEntry } from "../../../support/write-entry.js";
 
 const contract = await loadContract("examples/webapp-operator/reconcile-conformance.yaml");
@@ -94,10 +98,12 @@ describe("deletionProblems", () => {
       [`the cleanup left ConfigMap/directory-${UID} behind (the reference's cleanup deletes it)`],
     ],
     [
-      "a create after the delete, and the same name deleted as two objects",
+      "a create after the delete from a view with the deletion, and the same name deleted as two objects",
       {
+        versionsBeforeDelete: ["100"],
         writes: [
           cleanupDelete(),
+          release({ seq: 11, sentResourceVersion: "101", effect: "changed" }),
           writeEntry({
             seq: 12,
             verb: "create",
@@ -125,11 +131,14 @@ describe("deletionProblems", () => {
   });
 });
 
-describe("a create from a view without the deletion", () => {
+describe("what a create after the delete was made from", () => {
   // Seen on the reference in the kill matrix: the garbage collector deleted the registration of a
   // terminating WebApp, the ConfigMap informer woke a reconcile before the WebApp informer had
-  // shown the deletionTimestamp, and that reconcile created the registration again and then wrote
-  // the status with the resourceVersion the WebApp had before the delete (a 409).
+  // shown the deletionTimestamp, and that reconcile created the registration again. Once it then
+  // wrote the status with the resourceVersion the WebApp had before the delete (a 409: proof of
+  // the old view); once (a run with a settle of 0 ms) its status needed no write, and the next
+  // write of the WebApp was the next reconcile's finalizer release, with the new view (no proof
+  // either way).
   const registration = (fields: Partial<WriteEntry> = {}) =>
     writeEntry({
       seq: 10,
@@ -156,68 +165,106 @@ describe("a create from a view without the deletion", () => {
       effect: "rejected",
       ...fields,
     });
-  const created = `it created configmaps/registration-${UID} (write 10) after the deletion began`;
+  const newerView = (seq: number) =>
+    statusWrite({ seq, sentResourceVersion: "101", code: 200, reason: undefined, effect: "changed" });
+  const versions = { versionsBeforeDelete: ["99", "100"] };
 
-  it.each<[string, Partial<DeletionEnd>, string[]]>([
+  it.each<[string, Partial<DeletionEnd>, { judged: number[]; excused: number[]; undecided: number[] }]>([
     [
-      "its next write of the custom resource sent the pre-delete resourceVersion: shown, not failed",
-      { versionsBeforeDelete: ["99", "100"], writes: [registration(), statusWrite()] },
-      [],
+      "its next write of the custom resource sent the pre-delete resourceVersion: a view without the deletion",
+      { ...versions, writes: [registration(), statusWrite()] },
+      { judged: [], excused: [10], undecided: [] },
     ],
     [
-      "its next write sent a resourceVersion from after the delete: it saw the deletion",
-      {
-        versionsBeforeDelete: ["99", "100"],
-        writes: [registration(), statusWrite({ sentResourceVersion: "101" })],
-      },
-      [created],
+      "an earlier write of the same run since the delete had shown a newer view: a view with the deletion",
+      { ...versions, writes: [newerView(9.5), registration(), statusWrite()] },
+      { judged: [10], excused: [], undecided: [] },
     ],
     [
-      "an earlier write of the same run since the delete had shown a newer view",
-      {
-        versionsBeforeDelete: ["99", "100"],
-        writes: [
-          statusWrite({
-            seq: 9.5,
-            sentResourceVersion: "101",
-            code: 200,
-            reason: undefined,
-            effect: "changed",
-          }),
-          registration(),
-          statusWrite(),
-        ],
-      },
-      [created],
+      "its next write sent a resourceVersion from after the delete: may be a later reconcile's, cannot tell",
+      { ...versions, writes: [registration(), newerView(11)] },
+      { judged: [], excused: [], undecided: [10] },
     ],
     [
-      "the next write is another process's (a restarted operator): no proof",
-      { versionsBeforeDelete: ["99", "100"], writes: [registration(), statusWrite({ run: 2 })] },
-      [created],
+      "the next write is another process's (a restarted operator): cannot tell",
+      { ...versions, writes: [registration(), statusWrite({ run: 2 })] },
+      { judged: [], excused: [], undecided: [10] },
     ],
     [
-      "no write of the custom resource follows: no proof",
-      { versionsBeforeDelete: ["99", "100"], writes: [registration()] },
-      [created],
+      "an earlier newer view of another process says nothing of this one's",
+      { ...versions, writes: [newerView(9.5), registration({ run: 2 })] },
+      { judged: [], excused: [], undecided: [10] },
     ],
     [
-      "an observation recorded without the versions: nothing excused",
-      { writes: [registration(), statusWrite()] },
-      [created],
+      "no write of the custom resource follows: cannot tell",
+      { ...versions, writes: [registration()] },
+      { judged: [], excused: [], undecided: [10] },
     ],
-  ])("%s", (_name, fields, problems) => {
-    expect(deletionProblems(end(fields), contract.customResource)).toEqual(problems);
+    [
+      "an observation recorded without the versions: cannot tell",
+      { writes: [newerView(9.5), registration(), statusWrite()] },
+      { judged: [], excused: [], undecided: [10] },
+    ],
+  ])("%s", (_name, fields, expected) => {
+    const creates = createsAfterTheDelete(end(fields), contract.customResource);
+    expect({
+      judged: creates.judged.map((w) => w.seq),
+      excused: [...creates.excused.keys()],
+      undecided: [...creates.undecided.keys()],
+    }).toEqual(expected);
   });
 
   it("says in the evidence why a create is not judged", () => {
     const excused = end({ versionsBeforeDelete: ["100"], writes: [registration(), statusWrite()] });
-    expect([...createsFromAViewBeforeTheDelete(excused, contract.customResource).keys()]).toEqual([10]);
     const judged = noResurrection.judge({ end: excused }, contract);
     expect(judged.status).toBe("passed");
     expect(judged.message).toContain("but 1 create(s) from a view without the deletion");
     expect(judged.evidence?.notes).toContain(
       `not judged: write 10 (create configmaps/registration-${UID}) was made from a view without the deletion: the same process's next write of the custom resource (write 11, 409 Conflict) sent resourceVersion 100, which it had before the delete`,
     );
+  });
+
+  it("judges the reference's real observation inconclusive, where the run had failed it", async () => {
+    const recorded = JSON.parse(
+      await readFile("test/fixtures/deletion/reference-create-from-an-unknown-view.json", "utf8"),
+    ) as { recordedVerdict: { status: string }; observation: ResurrectionObservation };
+    expect(recorded.recordedVerdict.status).toBe("failed");
+    const judged = noResurrection.judge(recorded.observation, contract);
+    expect(judged.status).toBe("inconclusive");
+    expect(judged.evidence?.notes?.find((n) => n.startsWith("cannot tell: write 10 "))).toContain(
+      "its next (write 12) sent resourceVersion 3221, from after the delete",
+    );
+  });
+
+  it("is inconclusive, never failed or passed, on a create it cannot tell", () => {
+    const undecided = end({ ...versions, writes: [registration(), newerView(11)] });
+    expect(deletionProblems(undecided, contract.customResource)).toEqual([]);
+    for (const judged of [
+      noResurrection.judge({ end: undecided }, contract),
+      crashDuringCleanup.judge({ crashed: true, target: "t", proof: [], end: undecided }, contract),
+      cleanupRetried.judge(
+        {
+          status: 500,
+          failed: writeEntry({ ...registration(), seq: 9.7, verb: "delete", effect: "rejected", code: 500 }),
+          end: end({
+            ...versions,
+            writes: [
+              writeEntry({ ...registration(), seq: 9.7, verb: "delete", effect: "rejected", code: 500 }),
+              registration(),
+              writeEntry({ ...registration(), seq: 10.5, verb: "delete", effect: "deleted", code: 200 }),
+              newerView(11),
+            ],
+          }),
+        },
+        contract,
+      ),
+    ]) {
+      expect(judged.status).toBe("inconclusive");
+      expect(judged.message).toContain("(write 10) and nothing shows whether it had seen the deletion");
+      expect(judged.evidence?.notes).toContain(
+        `cannot tell: write 10 (create configmaps/registration-${UID}): nothing shows whether the reconcile that made it had seen the deletion: the same process had sent no write of the custom resource since the delete, its next (write 11) sent resourceVersion 101, from after the delete, which may be a later reconcile's`,
+      );
+    }
   });
 });
 
@@ -292,8 +339,13 @@ describe("the deletion checks' judges", () => {
       name: "hello",
       effect: "created",
     });
-    expect(noResurrection.judge({ end: end({ writes: [create] }) }, contract).message).toBe(
-      "in a foreground deletion: it created deployments/hello (write 12) after the deletion began",
-    );
+    // The finalizer's release (write 11) sent a resourceVersion from after the delete: the process had seen it.
+    const released = release({ sentResourceVersion: "101", effect: "changed" });
+    expect(
+      noResurrection.judge(
+        { end: end({ versionsBeforeDelete: ["100"], writes: [released, create] }) },
+        contract,
+      ).message,
+    ).toBe("in a foreground deletion: it created deployments/hello (write 12) after the deletion began");
   });
 });
