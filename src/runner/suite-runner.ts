@@ -253,8 +253,47 @@ function notHere(suite: Suite, group: ScenarioGroup, context: SuiteContext): Sce
   }));
 }
 
-/** Observes one scenario and judges it with each of its checks; the scenario is closed whatever happened. */
+/**
+ * Observes one scenario and judges it with each of its checks. When a
+ * check's judgement is inconclusive and says why a second attempt may decide
+ * (attemptAgain: a race the evidence cannot tell apart), the scenario is
+ * observed once more, in a new namespace: the second attempt's verdicts
+ * stand on their own evidence, with the first attempt's in their notes.
+ * There is no third.
+ */
 async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise<ScenarioResult[]> {
+  const first = await attemptScenario(group, context);
+  const again = first.find((r) => r.status === "inconclusive" && r.attemptAgain !== undefined);
+  if (again?.attemptAgain === undefined) return first.map(withoutAttemptAgain);
+  context.progress(`attempting ${group.name} again: the first attempt could not tell`);
+  const second = await attemptScenario(group, context);
+  return second.map((result) => {
+    const before = first.find((r) => r.check === result.check);
+    if (!before) return withoutAttemptAgain(result);
+    const notes = [
+      `a first attempt of this scenario was ${before.status}: ${before.message}; attempted again because ${again.attemptAgain ?? ""}`,
+      ...(before.evidence?.notes ?? []).map((note) => `first attempt: ${note}`),
+    ];
+    const evidence = result.evidence ?? {};
+    return withoutAttemptAgain({
+      ...result,
+      evidence: { ...evidence, notes: [...notes, ...(evidence.notes ?? [])] },
+      durationMs: before.durationMs + result.durationMs,
+    });
+  });
+}
+
+/** A verdict as reported: the runner's request for a second attempt is not part of it. */
+function withoutAttemptAgain(result: ScenarioResult & Pick<Judgement, "attemptAgain">): ScenarioResult {
+  const { attemptAgain: _attemptAgain, ...verdict } = result;
+  return verdict;
+}
+
+/** Observes one scenario and judges it with each of its checks; the scenario is closed whatever happened. */
+async function attemptScenario(
+  group: ScenarioGroup,
+  context: SuiteContext,
+): Promise<(ScenarioResult & Pick<Judgement, "attemptAgain">)[]> {
   const { deps, clock } = context;
   const started = clock.now();
   const verdict = (check: AnyCheck, judgement: Judgement): ScenarioResult => ({

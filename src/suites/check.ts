@@ -31,6 +31,14 @@ export interface Judgement {
   /** One sentence: what passed, or what went wrong. */
   readonly message: string;
   readonly evidence?: Evidence;
+  /**
+   * For an inconclusive judgement only: why a second attempt of the
+   * scenario may decide where this one could not (a race the evidence
+   * cannot tell apart, which a new attempt may not meet). The runner then
+   * observes the scenario once more, in a new namespace, and its verdicts
+   * stand on their own evidence, with this attempt's in their notes.
+   */
+  readonly attemptAgain?: string;
 }
 
 /** Nothing to judge (for the whole check, or none of its targets), and why: a skipped verdict. */

@@ -5,7 +5,7 @@ import { liveChildObjects, writeEvidence } from "../../scenario/reference-state.
 import type { Scenario } from "../../scenario/scenario.js";
 import type { SpecReference } from "../../scenario/spec-references.js";
 import type { Evidence } from "../../report/report-model.js";
-import type { Skip, TargetContext } from "../check.js";
+import type { Judgement, Skip, TargetContext } from "../check.js";
 
 // What the deletion suite's checks share (not a check itself): the
 // reference's deletion, what its cleanup removes, and the judgement of how
@@ -238,7 +238,7 @@ export function undecidedCreates(
   end: DeletionEnd,
   customResource: CustomResourceKind,
   evidence: Evidence,
-): { readonly status: "inconclusive"; readonly message: string; readonly evidence: Evidence } | undefined {
+): Judgement | undefined {
   const { undecided } = createsAfterTheDelete(end, customResource);
   if (undecided.size === 0) return undefined;
   const writes = [...undecided.keys()].map((seq) => `write ${seq}`).join(", ");
@@ -246,5 +246,7 @@ export function undecidedCreates(
     status: "inconclusive",
     message: `the operator created something after the delete (${writes}) and nothing shows whether it had seen the deletion then: a reconcile that read the custom resource before its informer had the deletion does that in good faith, one that had seen it must not (the notes say what was seen)`,
     evidence: { ...evidence, operatorLog: end.operatorLog },
+    attemptAgain:
+      "a reconcile that reads the custom resource before its informer has the deletion is a race between two informers, which a new deletion may not meet",
   };
 }

@@ -202,6 +202,52 @@ describe("runSuite", () => {
     expect(results[0]?.evidence?.notes).toEqual(["note"]);
   });
 
+  it("attempts a scenario once more when a judgement says a second attempt may decide, and no more", async () => {
+    let attempts = 0;
+    const racy: Observer<string, string, "extra"> = {
+      scenario: "racy",
+      observe: async (_ctx, target) => {
+        attempts += 1;
+        await Promise.resolve();
+        return `${target} attempt ${attempts}`;
+      },
+    };
+    const undecidedUntil = (attempt: number) =>
+      check("drift/a", racy, ["t"], {
+        judge: (observation: string) =>
+          Number(observation.slice(-1)) >= attempt
+            ? { status: "passed", message: `judged ${observation}`, evidence: { notes: ["second's own"] } }
+            : {
+                status: "inconclusive",
+                message: `cannot tell in ${observation}`,
+                evidence: { notes: ["what was seen"] },
+                attemptAgain: "a race",
+              },
+      });
+    const decided = await runSuite(suite(undecidedUntil(2)), context(), new Set(["drift/a"]));
+    expect(attempts).toBe(2);
+    expect(decided.map(brief)).toEqual(["drift/a t: passed judged t attempt 2"]);
+    expect(decided[0]?.evidence?.notes).toEqual([
+      "a first attempt of this scenario was inconclusive: cannot tell in t attempt 1; attempted again because a race",
+      "first attempt: what was seen",
+      "second's own",
+    ]);
+    expect(decided[0]).not.toHaveProperty("attemptAgain");
+
+    attempts = 0;
+    const never = await runSuite(suite(undecidedUntil(9)), context(), new Set(["drift/a"]));
+    expect(attempts).toBe(2);
+    expect(never.map(brief)).toEqual(["drift/a t: inconclusive cannot tell in t attempt 2"]);
+    expect(never[0]).not.toHaveProperty("attemptAgain");
+
+    attempts = 0;
+    const plain = check("drift/a", racy, ["t"], {
+      judge: () => ({ status: "inconclusive", message: "not reached" }),
+    });
+    await runSuite(suite(plain), context(), new Set(["drift/a"]));
+    expect(attempts).toBe(1);
+  });
+
   it("lets an abort go on up", async () => {
     const controller = new AbortController();
     controller.abort();

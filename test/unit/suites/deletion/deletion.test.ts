@@ -260,6 +260,7 @@ describe("what a create after the delete was made from", () => {
       ),
     ]) {
       expect(judged.status).toBe("inconclusive");
+      expect(judged.attemptAgain).toContain("a race between two informers");
       expect(judged.message).toContain("(write 10) and nothing shows whether it had seen the deletion");
       expect(judged.evidence?.notes).toContain(
         `cannot tell: write 10 (create configmaps/registration-${UID}): nothing shows whether the reconcile that made it had seen the deletion: the same process had sent no write of the custom resource since the delete, its next (write 11) sent resourceVersion 101, from after the delete, which may be a later reconcile's`,
