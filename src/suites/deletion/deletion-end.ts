@@ -116,9 +116,10 @@ export interface CreatesAfterTheDelete {
   /**
    * Made from a view with the deletion: an earlier write of the custom
    * resource by the same process, since the delete, sent a resourceVersion
-   * from after it, and a later reconcile of it reads no older view. Judged.
+   * from after it, and a later reconcile of it reads no older view. Judged;
+   * each with why.
    */
-  readonly judged: readonly WriteEntry[];
+  readonly judged: readonly { readonly write: WriteEntry; readonly why: string }[];
   /**
    * Made from a view without the deletion: the same process's next write
    * of the custom resource (its status, most often) sent a resourceVersion
@@ -135,7 +136,7 @@ export function createsAfterTheDelete(
   end: DeletionEnd,
   customResource: CustomResourceKind,
 ): CreatesAfterTheDelete {
-  const judged: WriteEntry[] = [];
+  const judged: { write: WriteEntry; why: string }[] = [];
   const excused = new Map<number, string>();
   const undecided = new Map<number, string>();
   // Absent in observations recorded before they were kept: no view can be told.
@@ -154,7 +155,10 @@ export function createsAfterTheDelete(
     );
     const seen = sameRun.find((w) => w.seq < create.seq && !before.has(w.sentResourceVersion ?? ""));
     if (seen) {
-      judged.push(create);
+      judged.push({
+        write: create,
+        why: `${what} came after the same process's write ${seen.seq} of the custom resource, which sent resourceVersion ${seen.sentResourceVersion ?? "?"}, from after the delete: its view had the deletion`,
+      });
       continue;
     }
     const next = sameRun.find((w) => w.seq > create.seq);
@@ -188,7 +192,7 @@ export function deletionProblems(end: DeletionEnd, customResource: CustomResourc
   if (end.leftovers.length > 0) {
     problems.push(`the cleanup left ${end.leftovers.join(", ")} behind (the reference's cleanup deletes it)`);
   }
-  const creates = createsAfterTheDelete(end, customResource).judged;
+  const creates = createsAfterTheDelete(end, customResource).judged.map((c) => c.write);
   if (creates.length > 0) {
     problems.push(
       `it created ${creates.map((w) => `${w.resource}/${w.name ?? w.generateName ?? "?"} (write ${w.seq})`).join(", ")} after the deletion began`,
@@ -221,6 +225,7 @@ export function deletionEvidence(
     notes: [
       `the kit deleted the custom resource at write ${end.deleteSeq}`,
       ...(end.leftovers.length > 0 ? [`still there: ${end.leftovers.join(", ")}`] : []),
+      ...creates.judged.map(({ why }) => `judged: ${why}`),
       ...[...creates.excused.values()].map((why) => `not judged: ${why}`),
       ...[...creates.undecided.values()].map((why) => `cannot tell: ${why}`),
       ...notes,

@@ -208,7 +208,7 @@ describe("what a create after the delete was made from", () => {
   ])("%s", (_name, fields, expected) => {
     const creates = createsAfterTheDelete(end(fields), contract.customResource);
     expect({
-      judged: creates.judged.map((w) => w.seq),
+      judged: creates.judged.map((c) => c.write.seq),
       excused: [...creates.excused.keys()],
       undecided: [...creates.undecided.keys()],
     }).toEqual(expected);
@@ -348,5 +348,13 @@ describe("the deletion checks' judges", () => {
         contract,
       ).message,
     ).toBe("in a foreground deletion: it created deployments/hello (write 12) after the deletion began");
+    expect(
+      noResurrection.judge(
+        { end: end({ versionsBeforeDelete: ["100"], writes: [released, create] }) },
+        contract,
+      ).evidence?.notes,
+    ).toContain(
+      "judged: write 12 (create deployments/hello) came after the same process's write 11 of the custom resource, which sent resourceVersion 101, from after the delete: its view had the deletion",
+    );
   });
 });
