@@ -72,6 +72,12 @@ export interface DeletionEnd {
    * excused by createsFromAViewBeforeTheDelete).
    */
   readonly versionsBeforeDelete?: readonly string[];
+  /**
+   * The deleted custom resource's name: only its own writes show the
+   * operator's view of it (absent in observations recorded before it was
+   * kept: then every write of its kind in the namespace counts).
+   */
+  readonly customResourceName?: string;
 }
 
 /** Which custom resource a deletion is of: the contract's group and plural resource. */
@@ -100,6 +106,7 @@ export async function deletionEnd(
     leftovers,
     operatorLog: await scenario.operatorLog(10),
     versionsBeforeDelete: scenario.customResourceVersionsBefore(deleteSeq),
+    customResourceName: scenario.customResource.name,
   };
 }
 
@@ -142,7 +149,9 @@ export function createsAfterTheDelete(
   // Absent in observations recorded before they were kept: no view can be told.
   const before = end.versionsBeforeDelete === undefined ? undefined : new Set(end.versionsBeforeDelete);
   const ofCustomResource = (w: WriteEntry) =>
-    w.group === customResource.group && w.resource === customResource.resource;
+    w.group === customResource.group &&
+    w.resource === customResource.resource &&
+    (end.customResourceName === undefined || w.name === end.customResourceName);
   for (const create of end.writes) {
     if (create.effect !== "created" || create.subresource) continue;
     const what = `write ${create.seq} (create ${create.resource}/${create.name ?? create.generateName ?? "?"})`;
@@ -150,17 +159,19 @@ export function createsAfterTheDelete(
       undecided.set(create.seq, `${what}: this observation keeps no resourceVersions from before the delete`);
       continue;
     }
-    const sameRun = end.writes.filter(
-      (w) => w.run === create.run && ofCustomResource(w) && w.sentResourceVersion !== undefined,
-    );
-    const seen = sameRun.find((w) => w.seq < create.seq && !before.has(w.sentResourceVersion ?? ""));
+    const ofRun = end.writes.filter((w) => w.run === create.run && ofCustomResource(w));
+    const seen = ofRun
+      .filter((w) => w.seq < create.seq)
+      .map((w) => ({ write: w, showed: showsTheDeletion(w, before) }))
+      .find((w) => w.showed !== undefined);
     if (seen) {
       judged.push({
         write: create,
-        why: `${what} came after the same process's write ${seen.seq} of the custom resource, which sent resourceVersion ${seen.sentResourceVersion ?? "?"}, from after the delete: its view had the deletion`,
+        why: `${what} came after the same process's write ${seen.write.seq} of the custom resource, which ${seen.showed ?? ""}: its view had the deletion`,
       });
       continue;
     }
+    const sameRun = ofRun.filter((w) => w.sentResourceVersion !== undefined);
     const next = sameRun.find((w) => w.seq > create.seq);
     if (next?.sentResourceVersion !== undefined && before.has(next.sentResourceVersion)) {
       excused.set(
@@ -178,6 +189,26 @@ export function createsAfterTheDelete(
     );
   }
   return { judged, excused, undecided };
+}
+
+/**
+ * What an operator's write of the custom resource after the delete shows of
+ * a view that had the deletion, or undefined: it sent a resourceVersion from
+ * after the delete, or it took off a finalizer (an operator does that for a
+ * terminating object only), which an update with no resourceVersion, a
+ * merge patch or a server-side apply shows too.
+ */
+function showsTheDeletion(write: WriteEntry, before: ReadonlySet<string>): string | undefined {
+  const sent = write.sentResourceVersion;
+  if (sent !== undefined && !before.has(sent)) {
+    return `sent resourceVersion ${sent}, from after the delete`;
+  }
+  if (write.code < 200 || write.code >= 300 || write.verb === "delete" || write.subresource) return undefined;
+  if (write.effect === "deleted") return "took off the last finalizer, which ended the object";
+  if (write.changedPaths?.some((path) => path.startsWith("metadata.finalizers"))) {
+    return "changed its finalizers";
+  }
+  return undefined;
 }
 
 /**

@@ -181,6 +181,38 @@ describe("what a create after the delete was made from", () => {
       { judged: [10], excused: [], undecided: [] },
     ],
     [
+      "an earlier merge patch of the same run took off a finalizer (no resourceVersion sent): a view with the deletion",
+      {
+        ...versions,
+        writes: [
+          statusWrite({
+            seq: 9.5,
+            subresource: undefined,
+            verb: "patch",
+            sentResourceVersion: undefined,
+            code: 200,
+            reason: undefined,
+            effect: "changed",
+            changedPaths: ["metadata.finalizers"],
+          }),
+          registration(),
+        ],
+      },
+      { judged: [10], excused: [], undecided: [] },
+    ],
+    [
+      "a newer view sent for another object of the kind says nothing of this one's",
+      {
+        ...versions,
+        customResourceName: "hello",
+        writes: [
+          statusWrite({ seq: 9.5, name: "other", sentResourceVersion: "101", code: 200 }),
+          registration(),
+        ],
+      },
+      { judged: [], excused: [], undecided: [10] },
+    ],
+    [
       "its next write sent a resourceVersion from after the delete: may be a later reconcile's, cannot tell",
       { ...versions, writes: [registration(), newerView(11)] },
       { judged: [], excused: [], undecided: [10] },
