@@ -263,15 +263,15 @@ function notHere(suite: Suite, group: ScenarioGroup, context: SuiteContext): Sce
  */
 async function runScenario(group: ScenarioGroup, context: SuiteContext): Promise<ScenarioResult[]> {
   const first = await attemptScenario(group, context);
-  const again = first.find((r) => r.status === "inconclusive" && r.attemptAgain !== undefined);
-  if (again?.attemptAgain === undefined) return first.map(withoutAttemptAgain);
+  const why = first.find((r) => r.status === "inconclusive" && r.attemptAgain !== undefined)?.attemptAgain;
+  if (why === undefined) return first.map(withoutAttemptAgain);
   context.progress(`attempting ${group.name} again: the first attempt could not tell`);
   const second = await attemptScenario(group, context);
   return second.map((result) => {
     const before = first.find((r) => r.check === result.check);
     if (!before) return withoutAttemptAgain(result);
     const notes = [
-      `a first attempt of this scenario was ${before.status}: ${before.message}; attempted again because ${again.attemptAgain ?? ""}`,
+      `a first attempt of this scenario was ${before.status}: ${before.message}; attempted again because ${why}`,
       ...(before.evidence?.notes ?? []).map((note) => `first attempt: ${note}`),
     ];
     const evidence = result.evidence ?? {};

@@ -66,9 +66,7 @@ function undeliveredKitWrite(proxy: ApiProxy): { undelivered?: string } {
   if (!last?.resourceVersion) return {};
   const { group, resource, name } = last;
   if (!name) return {};
-  const watched =
-    readLog.query({ actor: "operator", verb: "watch", group, resource, succeeded: true }).length > 0;
-  if (!watched) return {};
+  if (!operatorWatches(proxy, group, resource)) return {};
   const object = { group, resource, name, ...(last.namespace ? { namespace: last.namespace } : {}) };
   return updateDelivered(readLog.delivered, object, last.resourceVersion)
     ? {}
@@ -151,9 +149,9 @@ export function pendingUpdate(
   const { group, resource } = customResource;
   const written = proxy.writeLog.query({ actor: "kit", group, resource }).find((e) => e.seq === last.seq);
   const { readLog } = proxy;
-  const watches =
-    readLog.query({ actor: "operator", verb: "watch", group, resource, succeeded: true }).length > 0;
-  if (!written?.resourceVersion || written.verb === "create" || !watches) return undefined;
+  if (!written?.resourceVersion || written.verb === "create" || !operatorWatches(proxy, group, resource)) {
+    return undefined;
+  }
   const resourceVersion = written.resourceVersion;
   return {
     spec: last.spec,
@@ -168,4 +166,11 @@ export function pendingUpdate(
           resourceVersion,
         )),
   };
+}
+
+/** Whether the operator has watched objects of this kind through the proxy (one watch answered is enough). */
+function operatorWatches(proxy: ApiProxy, group: string, resource: string): boolean {
+  return (
+    proxy.readLog.query({ actor: "operator", verb: "watch", group, resource, succeeded: true }).length > 0
+  );
 }
