@@ -1,16 +1,25 @@
 import { defineConfig } from "vitest/config";
 
-// Five projects: `unit` is pure logic and runs anywhere; `process` starts
-// real processes or built tools (process groups, ps, actionlint) but no
+// Six projects, by cost: `unit` is pure logic and runs anywhere; `process`
+// starts real processes or built tools (process groups, ps, actionlint) but no
 // cluster; `cluster` starts real kwok clusters (kube-apiserver, etcd,
 // controllers) and needs the binaries from hack/kube-binaries/build.sh;
-// `kind` starts kind clusters and needs a Docker engine and a node image
-// (hack/kind/); `act` runs the repository's workflows under act, a real
-// runner for the Action (hack/act/). Cluster tests share a 2-core machine,
-// so their files run one at a time; scripts/test.sh runs the kind and act
-// projects each on its own, after the others (`--project kind`).
+// `matrix` is the kill matrix of the example operators, on kwok clusters of
+// its own; `kind` starts kind clusters and needs a Docker engine and a node
+// image (hack/kind/); `act` runs the repository's workflows under act, a real
+// runner for the Action (hack/act/).
+//
+// Two workers, so two files run at a time on a 2-core machine (vitest's
+// default there is one): most cluster files spend their time waiting on the
+// operator and the cluster (the cores were idle half the time with one file
+// at a time), so two side by side finish in less time, and their clusters
+// and operator ports are picked to coexist (kwok-side-by-side.test.ts). The
+// kill matrix already keeps every core busy with its own clusters side by
+// side, and kind and act are heavy: scripts/test.sh runs each of those
+// projects alone, after the others (`--project matrix`).
 export default defineConfig({
   test: {
+    maxWorkers: 2,
     projects: [
       {
         test: { name: "unit", include: ["test/unit/**/*.test.ts"] },
@@ -22,9 +31,16 @@ export default defineConfig({
         test: {
           name: "cluster",
           include: ["test/cluster/**/*.test.ts"],
-          fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          name: "matrix",
+          include: ["test/matrix/**/*.test.ts"],
+          fileParallelism: false,
+          hookTimeout: 3_000_000,
         },
       },
       {

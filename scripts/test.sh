@@ -50,11 +50,13 @@ if [[ $status -ne 0 ]]; then cat "$results/go.log"; fi
 go_passed=$(grep -cE '^\s*--- PASS' "$results/go.log" || true)
 go_failed=$(grep -cE '^\s*--- FAIL' "$results/go.log" || true)
 
-# Three runs, one after another: kind clusters and the workflows under act (kwok clusters, shards
-# side by side) are heavy, and a run beside the kwok cluster tests would slow both into timeouts.
+# Four runs, one after another: the tests without a cluster and the kwok cluster files (two files
+# at a time, vitest.config.ts says why), then the kill matrix, whose clusters side by side keep
+# every core busy, then kind clusters and the workflows under act (kwok clusters, shards side by
+# side), which are heavy: a run beside the kwok cluster tests would slow both into timeouts.
 vitest_passed=0
 vitest_failed=0
-for stage in "unit process cluster" kind act; do
+for stage in "unit process cluster" matrix kind act; do
   echo "test: vitest, $stage"
   projects=()
   for project in $stage; do projects+=(--project "$project"); done

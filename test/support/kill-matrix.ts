@@ -18,7 +18,7 @@ import { exampleDir, exampleOperatorBinary } from "./webapp-example.js";
  * The kill matrices of the example operators (each one's kill-matrix.yaml):
  * for each mutant, the checks that must fail under `run --strict`, and the
  * reason for every other check it is allowed not to pass. Shared by the
- * test (test/cluster/kill-matrix.test.ts) and `npm run matrix`.
+ * test (test/matrix/kill-matrix.test.ts) and `npm run matrix`.
  */
 export interface KillMatrix {
   /**
