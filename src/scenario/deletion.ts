@@ -1,7 +1,7 @@
 import { describeError } from "../errors.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
-import { pollUntil, PollTimeoutError } from "../util/poll.js";
+import { doneRegardless, holds, notYet, untilQuiet } from "./quiet-wait.js";
 import { Inconclusive, type Scenario, type ScenarioDeps } from "./scenario.js";
 
 // The deletion of a scenario's custom resource, as the deletion suite and the
@@ -50,39 +50,29 @@ export async function deleteCustomResource(scenario: Scenario, propagation: Prop
  */
 export async function untilDeleted(
   scenario: Scenario,
-  deps: Pick<ScenarioDeps, "contract" | "clock" | "signal">,
+  deps: Pick<ScenarioDeps, "clock" | "signal">,
   from: number,
   until?: () => boolean,
 ): Promise<string | undefined> {
-  const stimulusAt = deps.clock.now();
-  try {
-    await pollUntil(
-      async () => {
-        if (until?.()) return { done: true, value: undefined };
-        const cr = await scenario.kit.tryGet(scenario.customResource);
-        if (cr) {
-          const finalizers = cr.metadata?.finalizers ?? [];
-          return {
-            done: false,
-            reason: `the custom resource is still there${finalizers.length > 0 ? ` with finalizers ${finalizers.join(", ")}` : ""} (deletionTimestamp ${String(cr.metadata?.deletionTimestamp ?? "none")})`,
-          };
-        }
-        return scenario.quiescence.isQuiet(scenario.quiescence.silence(stimulusAt))
-          ? { done: true, value: undefined }
-          : { done: false, reason: "the custom resource is gone; the operator is not quiet yet" };
-      },
-      {
-        description: "the deletion of the custom resource",
-        timeoutMs: deps.contract.timeouts.convergeMs,
-        intervalMs: 100,
-        signal: deps.signal,
-      },
-    );
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof PollTimeoutError)) throw error;
-    return `${error.lastReason} ${Math.round(error.timeoutMs / 1000)} s after ${from === 0 ? "the delete" : `write ${from}`}`;
-  }
+  const deleted = await untilQuiet(scenario, {
+    awaited: "the deletion of the custom resource",
+    stimulusAt: deps.clock.now(),
+    signal: deps.signal,
+    observe: async () => {
+      if (until?.()) return doneRegardless(undefined);
+      const cr = await scenario.kit.tryGet(scenario.customResource);
+      if (cr) {
+        const finalizers = cr.metadata?.finalizers ?? [];
+        return notYet(
+          `the custom resource is still there${finalizers.length > 0 ? ` with finalizers ${finalizers.join(", ")}` : ""} (deletionTimestamp ${String(cr.metadata?.deletionTimestamp ?? "none")})`,
+        );
+      }
+      return holds(undefined, "the custom resource is gone; the operator is not quiet yet");
+    },
+    atDeadline: ({ timeoutMs, lastReason }): string =>
+      `${lastReason} ${Math.round(timeoutMs / 1000)} s after ${from === 0 ? "the delete" : `write ${from}`}`,
+  });
+  return deleted.value;
 }
 
 /** Deletes the converged custom resource and records the operator's deletion writes (the spec-0 reference's). */

@@ -13,13 +13,17 @@ import { ApiProxy } from "../proxy/api-proxy.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
-import { pollUntil, PollTimeoutError } from "../util/poll.js";
 import { applyMergePatch } from "../util/records.js";
 import { logExcerpt } from "./log-excerpt.js";
-import { silentFor } from "./quiescence.js";
+import { silentFor, type Silence } from "./quiescence.js";
 import { releaseLeftFinalizers } from "./left-finalizers.js";
 import { pendingUpdate, ScenarioQuiescence } from "./operator-silence.js";
 import { SCENARIO_LIFETIME, type Timings } from "./timings.js";
+import { Inconclusive, NeverQuiet } from "./inconclusive.js";
+import { holds, notYet, untilQuiet } from "./quiet-wait.js";
+
+// Suites catch and throw them as part of the scenario's API.
+export { Inconclusive, NeverQuiet } from "./inconclusive.js";
 
 /** What every scenario needs from the run. */
 export interface ScenarioDeps {
@@ -61,38 +65,6 @@ function refusedByWebhook(error: unknown, write: string): void {
   throw new Inconclusive(
     `the operator's webhooks stopped the kit's ${write}: ${refusal}; the contract's sample and updates must pass them, as a user's would`,
   );
-}
-
-/** A scenario that could not reach the point where its check judges: never a pass. */
-export class Inconclusive extends Error {
-  constructor(
-    message: string,
-    readonly notes: readonly string[] = [],
-  ) {
-    super(message);
-    this.name = "Inconclusive";
-  }
-}
-
-/**
- * The operator never fell quiet: it was still writing at the convergence
- * deadline. Its writes (since the custom resource was ready, or since the
- * wait began when it never was) are the evidence: a check about writes can
- * judge them (a correct operator reaches a fixed point; one that keeps
- * changing stored state with no new input makes avoidable writes), the
- * others stay inconclusive.
- */
-export class NeverQuiet extends Inconclusive {
-  constructor(
-    message: string,
-    notes: readonly string[],
-    readonly writes: readonly WriteEntry[],
-    /** Whether the custom resource was ready while they were made. */
-    readonly ready: boolean,
-  ) {
-    super(message, notes);
-    this.name = "NeverQuiet";
-  }
 }
 
 /**
@@ -369,59 +341,41 @@ export class Scenario {
       lastSpecWrite && this.specWriteAnsweredAt.get(lastSpecWrite.seq),
     );
     let updateSeenAt: number | undefined;
-    try {
-      return await pollUntil(
-        async () => {
-          const object = await this.deps.kube.get(this.customResource);
-          const readiness = evaluateReadiness(contract.readiness, object);
-          if (!readiness.ready) {
-            readySince = undefined;
-            phases.readyAt = undefined;
-            return { done: false, reason: readiness.reason };
+    const converged = await untilQuiet(this, {
+      awaited: `${what} in ${this.namespace}`,
+      stimulusAt,
+      signal: this.deps.signal,
+      observe: async () => {
+        const object = await this.deps.kube.get(this.customResource);
+        const readiness = evaluateReadiness(contract.readiness, object);
+        if (!readiness.ready) {
+          readySince = undefined;
+          phases.readyAt = undefined;
+          return notYet(readiness.reason);
+        }
+        readySince ??= this.proxy.writeLog.lastSeq;
+        phases.readyAt ??= this.deps.clock.now();
+        if (contract.readiness.kind === "quiet" && this.operatorWrites({ effect: "created" }).length === 0) {
+          return notYet("the operator has created nothing yet");
+        }
+        const unquiet = (silence: Silence) => {
+          const queues = silence.queues ? ` (queues: ${silence.queues.reason})` : "";
+          return `${readiness.reason}; last operator write ${silentFor(silence)} ms ago${queues}`;
+        };
+        if (update && !readiness.aboutGeneration) {
+          if (updateSeenAt === undefined && !update.delivered()) {
+            return notYet(
+              `${readiness.reason}, but stated for no generation: no watch event or read of the operator has shown it update ${update.spec} (resourceVersion ${update.resourceVersion}) yet`,
+            );
           }
-          readySince ??= this.proxy.writeLog.lastSeq;
-          phases.readyAt ??= this.deps.clock.now();
-          if (
-            contract.readiness.kind === "quiet" &&
-            this.operatorWrites({ effect: "created" }).length === 0
-          ) {
-            return { done: false, reason: "the operator has created nothing yet" };
-          }
-          let since = stimulusAt;
-          let rule = "ready and quiet";
-          if (update && !readiness.aboutGeneration) {
-            if (updateSeenAt === undefined && !update.delivered()) {
-              return {
-                done: false,
-                reason: `${readiness.reason}, but stated for no generation: no watch event or read of the operator has shown it update ${update.spec} (resourceVersion ${update.resourceVersion}) yet`,
-              };
-            }
-            updateSeenAt ??= this.deps.clock.now();
-            since = Math.max(stimulusAt, updateSeenAt);
-            rule = `ready for no stated generation: quiet since a watch event or read showed the operator update ${update.spec}`;
-          }
-          const silence = this.quiescence.silence(since);
-          const by = this.quiescence.quietBy(silence);
-          if (by === undefined) {
-            const queues = silence.queues ? ` (queues: ${silence.queues.reason})` : "";
-            return {
-              done: false,
-              reason: `${readiness.reason}; last operator write ${silentFor(silence)} ms ago${queues}`,
-            };
-          }
-          this.convergedBy.push(`${what}: ${rule}, by ${by} (${readiness.reason})`);
-          return { done: true, value: object };
-        },
-        {
-          description: `${what} in ${this.namespace}`,
-          timeoutMs: contract.timeouts.convergeMs,
-          intervalMs: 100,
-          signal: this.deps.signal,
-        },
-      );
-    } catch (error) {
-      if (error instanceof PollTimeoutError) {
-        const message = `no ${what} within ${error.timeoutMs / 1000} s: ${error.lastReason}`;
+          updateSeenAt ??= this.deps.clock.now();
+          const rule = `ready for no stated generation: quiet since a watch event or read showed the operator update ${update.spec}`;
+          return holds({ object, rule, readiness }, unquiet, Math.max(stimulusAt, updateSeenAt));
+        }
+        return holds({ object, rule: "ready and quiet", readiness }, unquiet);
+      },
+      atDeadline: async ({ timeoutMs, lastReason }) => {
+        const message = `no ${what} within ${timeoutMs / 1000} s: ${lastReason}`;
         // Still writing at the deadline: the operator never fell quiet (whether it reported ready or not).
         const stillWriting = this.proxy.operatorIdleMs < contract.quietPeriodMs;
         const writes = this.operatorWrites({ after: readySince ?? startSeq });
@@ -429,9 +383,11 @@ export class Scenario {
           throw new NeverQuiet(message, await this.operatorLogNotes(), writes, readySince !== undefined);
         }
         throw new Inconclusive(message, await this.operatorLogNotes());
-      }
-      throw error;
-    }
+      },
+    });
+    const { object, rule, readiness } = converged.value;
+    this.convergedBy.push(`${what}: ${rule}, by ${converged.by} (${readiness.reason})`);
+    return object;
   }
 
   /** How each convergence of this scenario was decided, in order: "convergence of update 1: ready and quiet (Ready=True for generation 2)". */

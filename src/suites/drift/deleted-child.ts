@@ -5,9 +5,9 @@ import type { WriteEntry } from "../../proxy/write-log.js";
 import { childOfRole, lifeReading } from "../../scenario/child-roles.js";
 import { comparableValue, isPerLife, type LifeReading, type ValuePath } from "../../scenario/life-values.js";
 import { GIVE_UP_IDLE_MS, hasGivenUp, silentFor } from "../../scenario/quiescence.js";
+import { doneRegardless, holds, notYet, untilQuiet } from "../../scenario/quiet-wait.js";
 import { liveChildren, writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
-import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -94,31 +94,23 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
         throw new Inconclusive(`the API server refused the deletion of ${name}: ${describeError(error)}`);
       }
       const deletedAt = context.clock.now();
-      let recreation: Recreation;
-      try {
-        recreation = await pollUntil<Recreation>(
-          async () => {
-            const now = await scenario.kit.tryGet(child.ref);
-            const silence = scenario.quiescence.silence(deletedAt);
-            if (!now || now.metadata?.uid === child.uid || now.metadata?.deletionTimestamp) {
-              if (hasGivenUp(silence)) return { done: true, value: { outcome: "gave-up" } };
-              return { done: false, reason: `${name} not recreated yet` };
-            }
-            return scenario.quiescence.isQuiet(silence)
-              ? { done: true, value: { outcome: "recreated", object: now } }
-              : { done: false, reason: `recreated; operator wrote ${silentFor(silence)} ms ago` };
-          },
-          {
-            description: `${name} to be recreated`,
-            timeoutMs: context.contract.timeouts.convergeMs,
-            intervalMs: 100,
-            signal: context.deps.signal,
-          },
-        );
-      } catch (error) {
-        if (!(error instanceof PollTimeoutError)) throw error;
-        recreation = { outcome: "timeout", timeoutMs: error.timeoutMs, lastReason: error.lastReason };
-      }
+      const { value: recreation } = await untilQuiet<Recreation>(scenario, {
+        awaited: `${name} to be recreated`,
+        stimulusAt: deletedAt,
+        signal: context.deps.signal,
+        observe: async (silence) => {
+          const now = await scenario.kit.tryGet(child.ref);
+          if (!now || now.metadata?.uid === child.uid || now.metadata?.deletionTimestamp) {
+            if (hasGivenUp(silence())) return doneRegardless({ outcome: "gave-up" });
+            return notYet(`${name} not recreated yet`);
+          }
+          return holds(
+            { outcome: "recreated", object: now },
+            (s) => `recreated; operator wrote ${silentFor(s)} ms ago`,
+          );
+        },
+        atDeadline: ({ timeoutMs, lastReason }) => ({ outcome: "timeout", timeoutMs, lastReason }),
+      });
       return {
         name,
         fields,

@@ -7,6 +7,7 @@ import type { WriteEntry } from "../../proxy/write-log.js";
 import { lifeReading, roleByKey, roleKey, roleOf } from "../../scenario/child-roles.js";
 import { comparableValue, isPerLife } from "../../scenario/life-values.js";
 import { hasGivenUp, silentFor, GIVE_UP_IDLE_MS } from "../../scenario/quiescence.js";
+import { doneRegardless, holds, notYet, untilQuiet } from "../../scenario/quiet-wait.js";
 import {
   describeRef,
   liveChildren,
@@ -14,7 +15,6 @@ import {
   type ChildRecord,
 } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
-import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -156,35 +156,26 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
         );
       }
       const perturbedAt = context.clock.now();
-      let repair: Repair;
-      try {
-        repair = await pollUntil<Repair>(
-          async () => {
-            const now = await scenario.kit.tryGet(child.ref);
-            if (!now) return { done: false, reason: `${describeRef(child.ref)} is gone` };
-            const value = valueAt(now, target.path);
-            const silence = scenario.quiescence.silence(perturbedAt);
-            if (!isDeepStrictEqual(value, target.value)) {
-              // Recorded as shown: a Secret's value never reaches the observation or a message.
-              if (hasGivenUp(silence))
-                return { done: true, value: { outcome: "gave-up", value: shown(value) } };
-              return { done: false, reason: `${formatPath(target.path)} is ${JSON.stringify(shown(value))}` };
-            }
-            return scenario.quiescence.isQuiet(silence)
-              ? { done: true, value: { outcome: "restored", object: now } }
-              : { done: false, reason: `restored; operator wrote ${silentFor(silence)} ms ago` };
-          },
-          {
-            description: `${target.id} to be repaired`,
-            timeoutMs: context.contract.timeouts.convergeMs,
-            intervalMs: 100,
-            signal: context.deps.signal,
-          },
-        );
-      } catch (error) {
-        if (!(error instanceof PollTimeoutError)) throw error;
-        repair = { outcome: "timeout", timeoutMs: error.timeoutMs, lastReason: error.lastReason };
-      }
+      const { value: repair } = await untilQuiet<Repair>(scenario, {
+        awaited: `${target.id} to be repaired`,
+        stimulusAt: perturbedAt,
+        signal: context.deps.signal,
+        observe: async (silence) => {
+          const now = await scenario.kit.tryGet(child.ref);
+          if (!now) return notYet(`${describeRef(child.ref)} is gone`);
+          const value = valueAt(now, target.path);
+          if (!isDeepStrictEqual(value, target.value)) {
+            // Recorded as shown: a Secret's value never reaches the observation or a message.
+            if (hasGivenUp(silence())) return doneRegardless({ outcome: "gave-up", value: shown(value) });
+            return notYet(`${formatPath(target.path)} is ${JSON.stringify(shown(value))}`);
+          }
+          return holds(
+            { outcome: "restored", object: now },
+            (s) => `restored; operator wrote ${silentFor(s)} ms ago`,
+          );
+        },
+        atDeadline: ({ timeoutMs, lastReason }) => ({ outcome: "timeout", timeoutMs, lastReason }),
+      });
       const writes = scenario
         .operatorWrites({ after: mark })
         .filter((e) => e.group === child.group && e.resource === child.resource && e.name === child.ref.name);

@@ -8,10 +8,10 @@ import { comparableValue, isPerLife } from "../../scenario/life-values.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { Evidence } from "../../report/report-model.js";
 import { hasGivenUp } from "../../scenario/quiescence.js";
+import { doneRegardless, notYet, untilQuiet } from "../../scenario/quiet-wait.js";
 import { writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
-import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -152,34 +152,30 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
       const createdAt = context.clock.now();
       let readyWhileDiffering: PreexistingChildObservation["readyWhileDiffering"];
       let last: PreexistingSample | undefined;
-      try {
-        await pollUntil(
-          async () => {
-            const cr = await context.deps.kube.tryGet(scenario.customResource);
-            const readiness = evaluateReadiness(contract.readiness, cr);
-            const diffs = differences(await context.deps.kube.tryGet(ref));
-            last = { ready: readiness.ready, reason: readiness.reason, diffs };
-            if (readiness.ready && diffs.length > 0 && !readyWhileDiffering) {
-              readyWhileDiffering = { ...last, at: context.clock.now() - createdAt };
-            }
-            const silence = scenario.quiescence.silence(createdAt);
-            const quiet = scenario.quiescence.isQuiet(silence);
-            if (readiness.ready && diffs.length === 0 && quiet) return { done: true, value: undefined };
-            if (readyWhileDiffering && quiet) return { done: true, value: undefined };
-            if (hasGivenUp(silence)) return { done: true, value: undefined };
-            return { done: false, reason: `${readiness.reason}; ${diffs.length} field(s) differ` };
-          },
-          {
-            description: `the operator to settle with a pre-existing ${name}`,
-            timeoutMs: contract.timeouts.convergeMs,
-            intervalMs: 100,
-            signal: context.deps.signal,
-          },
-        );
-      } catch (error) {
+      await untilQuiet(scenario, {
+        awaited: `the operator to settle with a pre-existing ${name}`,
+        stimulusAt: createdAt,
+        signal: context.deps.signal,
+        observe: async (silence) => {
+          const cr = await context.deps.kube.tryGet(scenario.customResource);
+          const readiness = evaluateReadiness(contract.readiness, cr);
+          const diffs = differences(await context.deps.kube.tryGet(ref));
+          last = { ready: readiness.ready, reason: readiness.reason, diffs };
+          if (readiness.ready && diffs.length > 0 && !readyWhileDiffering) {
+            readyWhileDiffering = { ...last, at: context.clock.now() - createdAt };
+          }
+          // The rule is asked on every observation, the fact holding or not (each quiet answer is
+          // a decision in the scenario's quiescence note), and a given-up operator ends the wait
+          // even while it is not quiet: so this check decides quiet itself.
+          const quiet = scenario.quiescence.isQuiet(silence());
+          if (readiness.ready && diffs.length === 0 && quiet) return doneRegardless(undefined);
+          if (readyWhileDiffering && quiet) return doneRegardless(undefined);
+          if (hasGivenUp(silence())) return doneRegardless(undefined);
+          return notYet(`${readiness.reason}; ${diffs.length} field(s) differ`);
+        },
         // Still writing at the deadline: judged on what was seen, like a settled operator.
-        if (!(error instanceof PollTimeoutError)) throw error;
-      }
+        atDeadline: () => undefined,
+      });
       return {
         name,
         child: { group: child.group, resource: child.resource, name: child.ref.name },

@@ -6,6 +6,7 @@ import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { Evidence } from "../../report/report-model.js";
 import { hasGivenUp, silentFor } from "../../scenario/quiescence.js";
+import { doneRegardless, holds, notYet, untilQuiet } from "../../scenario/quiet-wait.js";
 import {
   liveChildren,
   recordReference,
@@ -14,7 +15,6 @@ import {
   type ReferenceState,
 } from "../../scenario/reference-state.js";
 import { Inconclusive, NeverQuiet, type Scenario } from "../../scenario/scenario.js";
-import { pollUntil, PollTimeoutError } from "../../util/poll.js";
 import type { Judgement, ObserveContext, Observer } from "../check.js";
 import { ObjectKinds, sortByPromises, writeLabel, type PromisedWrites } from "../shared/promised.js";
 import { runawayCreation } from "../shared/runaway-creation.js";
@@ -227,49 +227,43 @@ async function followSpecUpdate(
   }
   const updatedAt = context.clock.now();
   let last: { observed?: number; generation?: number } = {};
-  const stopped = async (outcome: "gave-up" | "deadline", lastReason: string, timeoutMs?: number) => ({
-    outcome,
-    lastReason,
-    ...last,
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    writes: scenario.operatorWrites({ after: mark }),
-    operatorLog: await scenario.operatorLog(15),
+  const { value: ended } = await untilQuiet<
+    | { readonly caughtUp: KubeObject }
+    | { readonly stopped: "gave-up" | "deadline"; readonly lastReason: string; readonly timeoutMs?: number }
+  >(scenario, {
+    awaited: "observedGeneration to catch up",
+    stimulusAt: updatedAt,
+    signal: context.deps.signal,
+    observe: async (silence) => {
+      const now = await context.deps.kube.get(cr);
+      const seen = observedGenerationOf(now);
+      const generation = now.metadata?.generation;
+      last = {
+        ...(seen === undefined ? {} : { observed: seen }),
+        ...(generation === undefined ? {} : { generation }),
+      };
+      const reason = `observedGeneration ${seen ?? "?"}, generation ${generation ?? "?"}`;
+      if (seen === generation) {
+        return holds({ caughtUp: now }, (s) => `${reason}; operator wrote ${silentFor(s)} ms ago`);
+      }
+      return hasGivenUp(silence())
+        ? doneRegardless({ stopped: "gave-up", lastReason: reason })
+        : notYet(reason);
+    },
+    atDeadline: ({ timeoutMs, lastReason }) => ({ stopped: "deadline", lastReason, timeoutMs }),
   });
-  try {
-    const ended = await pollUntil<
-      { readonly caughtUp: KubeObject } | { readonly caughtUp?: undefined; readonly gaveUp: string }
-    >(
-      async () => {
-        const now = await context.deps.kube.get(cr);
-        const seen = observedGenerationOf(now);
-        const generation = now.metadata?.generation;
-        last = {
-          ...(seen === undefined ? {} : { observed: seen }),
-          ...(generation === undefined ? {} : { generation }),
-        };
-        const silence = scenario.quiescence.silence(updatedAt);
-        const reason = `observedGeneration ${seen ?? "?"}, generation ${generation ?? "?"}`;
-        if (seen === generation) {
-          return scenario.quiescence.isQuiet(silence)
-            ? { done: true, value: { caughtUp: now } }
-            : { done: false, reason: `${reason}; operator wrote ${silentFor(silence)} ms ago` };
-        }
-        return hasGivenUp(silence) ? { done: true, value: { gaveUp: reason } } : { done: false, reason };
-      },
-      {
-        description: "observedGeneration to catch up",
-        timeoutMs: context.contract.timeouts.convergeMs,
-        intervalMs: 100,
-        signal: context.deps.signal,
-      },
-    );
-    if (!ended.caughtUp) return await stopped("gave-up", ended.gaveUp);
+  if ("caughtUp" in ended) {
     const generation = ended.caughtUp.metadata?.generation;
     return { outcome: "caught-up", ...(generation === undefined ? {} : { generation }) };
-  } catch (error) {
-    if (!(error instanceof PollTimeoutError)) throw error;
-    return await stopped("deadline", error.lastReason, error.timeoutMs);
   }
+  return {
+    outcome: ended.stopped,
+    lastReason: ended.lastReason,
+    ...last,
+    ...(ended.timeoutMs === undefined ? {} : { timeoutMs: ended.timeoutMs }),
+    writes: scenario.operatorWrites({ after: mark }),
+    operatorLog: await scenario.operatorLog(15),
+  };
 }
 
 /** The note for a changed write whose changed fields are unknown on an object with volatile fields. */
