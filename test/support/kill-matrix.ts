@@ -190,6 +190,8 @@ export interface MatrixRun {
   readonly durationMs: number;
   /** Which of the side-by-side clusters ran it (1-based). */
   readonly cluster: number;
+  /** How long its cluster then took to be rid of its scenario namespaces, before the next case. */
+  readonly namespacesGoneMs: number;
 }
 
 /**
@@ -240,10 +242,17 @@ export async function runKillMatrix(options: {
             : {}),
           ...(options.metricsSettleMs === undefined ? {} : { metricsSettleMs: options.metricsSettleMs }),
         });
-        const matrixRun = { ...job, report, durationMs: Date.now() - started, cluster };
+        const durationMs = Date.now() - started;
+        await untilScenarioNamespacesGone(test);
+        const matrixRun = {
+          ...job,
+          report,
+          durationMs,
+          cluster,
+          namespacesGoneMs: Date.now() - started - durationMs,
+        };
         runs.push(matrixRun);
         options.onRun?.(matrixRun);
-        await untilScenarioNamespacesGone(test);
       }
     } finally {
       test.client.close();
