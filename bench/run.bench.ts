@@ -32,6 +32,7 @@ import { systemClock } from "../src/util/clock.js";
 import { SELECTABLE_SUITES } from "../src/suites/suite-names.js";
 import { silentLogger } from "../src/util/logger.js";
 import { exampleDir, exampleOperatorBinary } from "../test/support/webapp-example.js";
+import { ProcessCpuSampler } from "./process-cpu.js";
 
 const { values } = parseArgs({
   options: {
@@ -94,7 +95,19 @@ interface Sample {
   readonly scenarioSeconds: number;
   readonly status: string;
   readonly checks: number;
+  /** CPU seconds over the run: the kit's own process, and each cluster process by command. */
+  readonly cpu: Map<string, number>;
 }
+
+/** The cluster's processes whose CPU a run reports beside the kit's (as /proc names them: 15 characters at most). */
+const CLUSTER_COMMANDS = [
+  "kube-apiserver",
+  "etcd",
+  "kube-controller",
+  "kube-scheduler",
+  "kwok",
+  "webapp-operator",
+];
 
 /** The contract with no operator.metrics: silence alone decides quiescence, as before issue 27. */
 function withoutMetrics(c: Contract): Contract {
@@ -109,6 +122,8 @@ async function measure(configuration: Configuration, label: string): Promise<Sam
     { provider: "kwok", name: `rc-bench-run-${randomBytes(3).toString("hex")}` },
     processEnvironment(),
   );
+  const sampler = process.platform === "linux" ? new ProcessCpuSampler(CLUSTER_COMMANDS) : undefined;
+  const kitCpuBefore = process.cpuUsage();
   const started = performance.now();
   const report = await runKit(
     {
@@ -130,12 +145,25 @@ async function measure(configuration: Configuration, label: string): Promise<Sam
     },
   );
   const wall = (performance.now() - started) / 1000;
+  const kitCpu = process.cpuUsage(kitCpuBefore);
+  const cpu = new Map([["the kit", (kitCpu.user + kitCpu.system) / 1e6], ...(sampler?.stop() ?? [])]);
   const scenarios = timings.counts.get(SCENARIO_LIFETIME) ?? 0;
   const scenarioSeconds = (timings.totals.get(SCENARIO_LIFETIME) ?? 0) / 1000;
   console.log(
     `${label}: ${wall.toFixed(1)} s, ${report.checks.length} checks, ${scenarios} scenarios, ${report.status}`,
   );
-  return { wall, timings, scenarios, scenarioSeconds, status: report.status, checks: report.checks.length };
+  console.log(
+    `  CPU: ${[...cpu].map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`).join(", ")}${sampler ? "" : " (the cluster's: Linux only)"}`,
+  );
+  return {
+    wall,
+    timings,
+    scenarios,
+    scenarioSeconds,
+    status: report.status,
+    checks: report.checks.length,
+    cpu,
+  };
 }
 
 const samples = new Map<string, Sample[]>(configurations.map((c) => [c.name, []]));
@@ -160,6 +188,11 @@ for (const configuration of configurations) {
     `scenarios: ${median.scenarios} (references included); ${(median.scenarioSeconds / Math.max(1, median.scenarios)).toFixed(1)} s each on average, ${(median.wall / Math.max(1, median.scenarios)).toFixed(1)} s of wall time each with ${parallel} side by side; ${median.checks} checks, verdict ${median.status}`,
   );
   const { timings } = median;
+  const kit = median.cpu.get("the kit") ?? 0;
+  const apiServer = median.cpu.get("kube-apiserver") ?? 0;
+  console.log(
+    `CPU (median run): ${[...median.cpu].map(([name, s]) => `${name} ${s.toFixed(1)} s`).join(", ")}; the kit at ${apiServer > 0 ? `${((100 * kit) / apiServer).toFixed(0)} % of kube-apiserver's` : "? (no kube-apiserver seen)"} [aim: at most 50 %]`,
+  );
   // How full the slots were: scenario time over the slots' wall time (idle slots are what the
   // suites sharing the slots, rather than taking turns, recovers).
   console.log(
