@@ -63,7 +63,7 @@ beforeAll(async () => {
           : matrices.find((m) => m.operator.name === run.operator)?.matrix.mutants[run.name];
       const violations = matrixViolations(run.report, expected).length;
       console.log(
-        `kill matrix: ${caseId(run.operator, run.name)} in ${(run.durationMs / 1000).toFixed(0)} s on cluster ${run.cluster} (its namespaces gone ${(run.namespacesGoneMs / 1000).toFixed(0)} s later): ${violations === 0 ? "as the matrix says" : `${violations} violation(s)`}`,
+        `kill matrix: ${caseId(run.operator, run.name)} in ${(run.durationMs / 1000).toFixed(0)} s on cluster ${run.cluster} (its workloads cleared ${(run.workloadsClearedMs / 1000).toFixed(0)} s later): ${violations === 0 ? "as the matrix says" : `${violations} violation(s)`}`,
       );
     },
   });
