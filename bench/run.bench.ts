@@ -105,7 +105,7 @@ const CLUSTER_COMMANDS = [
   "etcd",
   "kube-controller",
   "kube-scheduler",
-  "kwok",
+  "kwok-controller",
   "webapp-operator",
 ];
 

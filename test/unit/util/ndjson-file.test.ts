@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, readlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -24,6 +24,28 @@ describe("NdjsonFile", () => {
     await file.flush();
     expect((await lines(path)).at(-1)).toEqual({ seq: 1000 });
   });
+
+  it.runIf(process.platform === "linux")(
+    "keeps the file open between appends and closes it at flush",
+    async () => {
+      const path = join(await mkdtemp(join(tmpdir(), "rc-ndjson-")), "log.ndjson");
+      const openOnPath = async () =>
+        (
+          await Promise.all(
+            (await readdir("/proc/self/fd")).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => "")),
+          )
+        ).filter((target) => target === path).length;
+      const file = new NdjsonFile(path, "the read log");
+      file.append({ seq: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the write is done, the file still open
+      file.append({ seq: 2 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await openOnPath()).toBe(1);
+      await file.flush();
+      expect(await openOnPath()).toBe(0);
+      expect(await lines(path)).toEqual([{ seq: 1 }, { seq: 2 }]);
+    },
+  );
 
   it("reports a file it cannot write at flush, naming the file and what it holds", async () => {
     const dir = await mkdtemp(join(tmpdir(), "rc-ndjson-"));
