@@ -32,7 +32,9 @@ export default defineConfig({
           name: "cluster",
           include: ["test/cluster/**/*.test.ts"],
           testTimeout: 120_000,
-          hookTimeout: 180_000,
+          // A file's cluster may start beside another file's heaviest moment: one beforeAll that
+          // takes 7 s alone took 95 s beside init-then-run (its Go build and its own cluster).
+          hookTimeout: 300_000,
         },
       },
       {
