@@ -109,6 +109,11 @@ const CLUSTER_COMMANDS = [
   "webapp-operator",
 ];
 
+/** "the kit 10.4 s, kube-apiserver 22.6 s, ...". */
+function describeCpu(cpu: Map<string, number>): string {
+  return [...cpu].map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`).join(", ");
+}
+
 /** The contract with no operator.metrics: silence alone decides quiescence, as before issue 27. */
 function withoutMetrics(c: Contract): Contract {
   if (c.operator.mode !== "process") return c;
@@ -152,9 +157,7 @@ async function measure(configuration: Configuration, label: string): Promise<Sam
   console.log(
     `${label}: ${wall.toFixed(1)} s, ${report.checks.length} checks, ${scenarios} scenarios, ${report.status}`,
   );
-  console.log(
-    `  CPU: ${[...cpu].map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`).join(", ")}${sampler ? "" : " (the cluster's: Linux only)"}`,
-  );
+  console.log(`  CPU: ${describeCpu(cpu)}${sampler ? "" : " (the cluster's: Linux only)"}`);
   return {
     wall,
     timings,
@@ -191,7 +194,7 @@ for (const configuration of configurations) {
   const kit = median.cpu.get("the kit") ?? 0;
   const apiServer = median.cpu.get("kube-apiserver") ?? 0;
   console.log(
-    `CPU (median run): ${[...median.cpu].map(([name, s]) => `${name} ${s.toFixed(1)} s`).join(", ")}; the kit at ${apiServer > 0 ? `${((100 * kit) / apiServer).toFixed(0)} % of kube-apiserver's` : "? (no kube-apiserver seen)"} [aim: at most 50 %]`,
+    `CPU (median run): ${describeCpu(median.cpu)}; the kit at ${apiServer > 0 ? `${((100 * kit) / apiServer).toFixed(0)} % of kube-apiserver's` : "? (no kube-apiserver seen)"} [aim: at most 50 %]`,
   );
   // How full the slots were: scenario time over the slots' wall time (idle slots are what the
   // suites sharing the slots, rather than taking turns, recovers).

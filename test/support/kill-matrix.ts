@@ -242,14 +242,14 @@ export async function runKillMatrix(options: {
             : {}),
           ...(options.metricsSettleMs === undefined ? {} : { metricsSettleMs: options.metricsSettleMs }),
         });
-        const durationMs = Date.now() - started;
+        const ran = Date.now();
         await untilScenarioWorkloadsCleared(test);
         const matrixRun = {
           ...job,
           report,
-          durationMs,
+          durationMs: ran - started,
           cluster,
-          workloadsClearedMs: Date.now() - started - durationMs,
+          workloadsClearedMs: Date.now() - ran,
         };
         runs.push(matrixRun);
         options.onRun?.(matrixRun);
@@ -280,15 +280,14 @@ export async function runKillMatrix(options: {
  * four minutes (the next case then shows the load).
  */
 async function untilScenarioWorkloadsCleared(test: TestCluster): Promise<void> {
-  const inScenarioNamespace = (o: { metadata?: { namespace?: string } }) =>
-    o.metadata?.namespace?.startsWith("rc-") === true;
+  const isScenarioNamespace = (name: string | undefined) => name?.startsWith("rc-") === true;
   await pollUntil(
     async () => {
       const namespaces = (await test.client.list("v1", "Namespace")).filter((n) =>
-        n.metadata?.name?.startsWith("rc-"),
+        isScenarioNamespace(n.metadata?.name),
       ).length;
-      const deployments = (await test.client.list("apps/v1", "Deployment")).filter(
-        inScenarioNamespace,
+      const deployments = (await test.client.list("apps/v1", "Deployment")).filter((d) =>
+        isScenarioNamespace(d.metadata?.namespace),
       ).length;
       return deployments <= namespaces
         ? { done: true, value: undefined }

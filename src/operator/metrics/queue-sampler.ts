@@ -61,7 +61,7 @@ export class QueueSampler {
     try {
       const response = await this.read();
       this.keep(
-        response.status === 200
+        response.status >= 200 && response.status < 300
           ? readQueueMetrics(response.text, at, run)
           : failedReading(at, run, `${this.url} answered ${response.status}`),
       );
