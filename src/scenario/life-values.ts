@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { withoutUids } from "../proxy/faults.js";
+import { comparisonKey, identityKey } from "../util/keyed-lists.js";
 import type { ObjectPath } from "../util/object-paths.js";
 import { isRecord } from "../util/records.js";
 
@@ -122,11 +123,22 @@ export function comparableValue(
   return maskPerLife(readAcrossLives(value, reading), inside);
 }
 
-/** The leaf paths where two values differ (lists by position; a list of another length is the list). */
+/**
+ * The leaf paths where two values differ, at `a`'s positions: keyed lists
+ * element by element of the same key (keyed-lists.ts) whatever their order,
+ * other lists by position; a list of other keys or of another length is the
+ * list.
+ */
 export function differingValues(a: unknown, b: unknown, path: (string | number)[] = []): ValuePath[] {
   if (isDeepStrictEqual(a, b)) return [];
   if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-    return a.flatMap((item, i) => differingValues(item, b[i], [...path, i]));
+    const key = comparisonKey(path.at(-1), a, b);
+    if (key === undefined) return a.flatMap((item, i) => differingValues(item, b[i], [...path, i]));
+    const keyOf = (e: unknown) => String((e as Record<string, unknown>)[key]);
+    const other = new Map(b.map((e) => [keyOf(e), e]));
+    if (a.every((e) => other.has(keyOf(e)))) {
+      return a.flatMap((item, i) => differingValues(item, other.get(keyOf(item)), [...path, i]));
+    }
   }
   const isMap = (v: unknown): v is Record<string, unknown> =>
     typeof v === "object" && v !== null && !Array.isArray(v);
@@ -135,18 +147,6 @@ export function differingValues(a: unknown, b: unknown, path: (string | number)[
     return [...keys].flatMap((k) => differingValues(a[k], b[k], [...path, k]));
   }
   return [path];
-}
-
-/**
- * The key a list's elements are told apart by, as the write log keys them:
- * `type` or `name` when every element has a distinct string one; undefined
- * for a list kept by position.
- */
-function listKey(list: readonly unknown[]): string | undefined {
-  return ["type", "name"].find((k) => {
-    const values = list.map((e) => (isRecord(e) ? e[k] : undefined));
-    return values.every((v) => typeof v === "string") && new Set(values).size === values.length;
-  });
 }
 
 /**
@@ -163,7 +163,7 @@ export function keyedPath(path: ValuePath, object: unknown): ObjectPath | undefi
     if (typeof part === "number") {
       if (!Array.isArray(current) || part >= current.length) return undefined;
       const list = current as unknown[];
-      const key = listKey(list);
+      const key = identityKey(list);
       const element = list[part];
       segments.push(key && isRecord(element) ? { key, value: String(element[key]) } : { index: part });
       current = element;
@@ -198,8 +198,5 @@ export function positionsIn(path: ObjectPath, object: unknown): ValuePath | unde
   return parts;
 }
 
-/** A path of `from`'s positions as the same elements' positions in `to`; undefined when one is not there. */
-export function relocated(path: ValuePath, from: unknown, to: unknown): ValuePath | undefined {
-  const keyed = keyedPath(path, from);
-  return keyed && positionsIn(keyed, to);
-}
+// Where the same element is in another object (a keyed list in another order): keyed-lists.ts.
+export { relocated } from "../util/keyed-lists.js";

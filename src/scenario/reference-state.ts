@@ -1,5 +1,6 @@
 import type { KubeObject, ObjectRef } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
+import { canonicalOrder } from "../util/keyed-lists.js";
 import type { Scenario } from "./scenario.js";
 
 /** A child of the custom resource, as the reference recorded it. */
@@ -62,7 +63,11 @@ export async function liveChildren(scenario: Scenario): Promise<ChildRecord[]> {
 
 /**
  * The objects the operator created in this scenario that still exist, with
- * the live objects: the end state a check compares with a reference.
+ * the live objects: the end state a check compares with a reference. Each
+ * object's keyed lists are in their key's order (keyed-lists.ts): the order
+ * an operator wrote a Service's ports in means nothing, and every position
+ * a check names (a drift target's `spec.ports[1].port`, a value generated
+ * per life) then counts the same in every life.
  */
 export async function liveChildObjects(scenario: Scenario): Promise<LiveChild[]> {
   const seen = new Map<string, WriteEntry>();
@@ -89,7 +94,7 @@ export async function liveChildObjects(scenario: Scenario): Promise<LiveChild[]>
       uid: live.metadata.uid,
       resourceVersion: live.metadata.resourceVersion ?? "",
       ...(live.metadata.generation === undefined ? {} : { generation: live.metadata.generation }),
-      object: live,
+      object: canonicalOrder(live) as KubeObject,
     });
   }
   return children;

@@ -13,6 +13,8 @@
  * whatever the element's position; any other list by position. Pure.
  */
 
+import { identityKey } from "./keyed-lists.js";
+
 export type PathSegment =
   | { readonly field: string }
   | { readonly index: number }
@@ -136,18 +138,6 @@ type Json = unknown;
 const isMap = (value: Json): value is Record<string, Json> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** The key a list is keyed by: `type` or `name` when every element has a distinct string one. */
-function listKey(...lists: readonly Json[][]): string | undefined {
-  for (const key of ["type", "name"]) {
-    const usable = lists.every((list) => {
-      const values = list.map((e) => (isMap(e) ? e[key] : undefined));
-      return values.every((v) => typeof v === "string") && new Set(values).size === values.length;
-    });
-    if (usable && lists.some((list) => list.length > 0)) return key;
-  }
-  return undefined;
-}
-
 /**
  * The leaf paths where `after` differs from `before`. A map that appears or
  * disappears (or replaces null) counts as its leaves (an annotation added to
@@ -172,7 +162,7 @@ export function changedPaths(before: Json, after: Json, ignore: readonly ObjectP
       return;
     }
     if (Array.isArray(a) && Array.isArray(b)) {
-      const key = listKey(a, b);
+      const key = identityKey(a, b);
       if (key !== undefined) {
         const keyOf = (e: Json) => String((e as Record<string, Json>)[key]);
         const left = new Map(a.map((e) => [keyOf(e), e]));

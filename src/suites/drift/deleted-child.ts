@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import { canonicalOrder } from "../../util/keyed-lists.js";
 import { describeError } from "../../errors.js";
 import type { KubeObject } from "../../kube/kube-client.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
@@ -141,15 +142,17 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
       };
     }
     const recreated = recreation.object;
+    // Positions count in keyed lists in key order, as in the reference's children (liveChildObjects).
+    const values = canonicalOrder(recreated);
     const generated = fields.filter((t) => isPerLife(perLife, t.path));
     // Each life's values as lives compare them: a DNS name with this namespace in it is the reference's.
     const same = (t: DriftTarget) =>
       readings
         ? isDeepStrictEqual(
-            comparableValue(valueAt(recreated, t.path), t.path, readings.here, perLife),
+            comparableValue(valueAt(values, t.path), t.path, readings.here, perLife),
             comparableValue(t.value, t.path, readings.reference, perLife),
           )
-        : isDeepStrictEqual(valueAt(recreated, t.path), t.value);
+        : isDeepStrictEqual(valueAt(values, t.path), t.value);
     const diffs = fields
       .filter((t) => !generated.includes(t))
       .filter((t) => !same(t))
@@ -157,7 +160,7 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
         object: name,
         path: formatPath(t.path),
         expected: shownValue(t.kind, t.path, t.value),
-        actual: shownValue(t.kind, t.path, valueAt(recreated, t.path)),
+        actual: shownValue(t.kind, t.path, valueAt(values, t.path)),
       }));
     const evidence = {
       writes: shown,

@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from "node:util";
 import { describeError } from "../../errors.js";
 import type { KubeObject } from "../../kube/kube-client.js";
 import { isEffective } from "../../proxy/write-effect.js";
+import { canonicalOrder, relocated } from "../../util/keyed-lists.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import { lifeReading, roleByKey, roleKey, roleOf } from "../../scenario/child-roles.js";
 import { comparableValue, isPerLife } from "../../scenario/life-values.js";
@@ -104,7 +105,10 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
       if (!child) {
         throw new Inconclusive(`${key} does not exist in this scenario's converged state`);
       }
-      const live = await scenario.kit.get(child.ref);
+      // Positions count in the child's keyed lists in key order (liveChildObjects): the target's
+      // element is found by its key here, then patched where it is in the stored object.
+      const stored = await scenario.kit.get(child.ref);
+      const live = canonicalOrder(stored);
       const shown = (value: unknown) => shownValue(referenceTarget.kind, referenceTarget.path, value);
       // The value to restore is this life's: the reference's as this life reads it (its UIDs,
       // namespace and names), or, for a value generated once per life, whatever this life generated.
@@ -140,12 +144,14 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
         );
       }
       const target: DriftTarget = { ...referenceTarget, value: valueAt(live, referenceTarget.path) };
+      const storedAt = relocated(target.path, live, stored);
+      if (!storedAt) throw new Inconclusive(`${target.id} is not in ${describeRef(child.ref)} here`);
       const nonce = randomBytes(4).toString("hex");
       const mark = scenario.proxy.writeLog.lastSeq;
       try {
         await scenario.kit.patchJson(
           child.ref,
-          driftPatch(target, live, {
+          driftPatch({ ...target, path: storedAt }, stored, {
             annotation: [FOREIGN_ANNOTATION, nonce],
             label: [FOREIGN_LABEL, nonce],
           }),
@@ -163,7 +169,7 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
         observe: async (silence) => {
           const now = await scenario.kit.tryGet(child.ref);
           if (!now) return notYet(`${describeRef(child.ref)} is gone`);
-          const value = valueAt(now, target.path);
+          const value = valueAt(canonicalOrder(now), target.path);
           if (!isDeepStrictEqual(value, target.value)) {
             // Recorded as shown: a Secret's value never reaches the observation or a message.
             if (hasGivenUp(silence())) return doneRegardless({ outcome: "gave-up", value: shown(value) });

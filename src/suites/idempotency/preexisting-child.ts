@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import { canonicalOrder } from "../../util/keyed-lists.js";
 import { evaluateReadiness, type Readiness } from "../../contract/readiness.js";
 import { describeError } from "../../errors.js";
 import type { KubeObject } from "../../kube/kube-client.js";
@@ -128,8 +129,10 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
         throw new Inconclusive(`the API server refused the pre-existing ${name}: ${describeError(error)}`);
       }
       const ref = { ...child.ref, namespace: scenario.namespace };
-      const differences = (live: KubeObject | undefined): Diffs =>
-        fields
+      // Positions count in keyed lists in key order, as in the reference's children (liveChildObjects).
+      const differences = (stored: KubeObject | undefined): Diffs => {
+        const live = canonicalOrder(stored);
+        return fields
           .filter(
             (t) =>
               !isDeepStrictEqual(
@@ -143,6 +146,7 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
             expected: shownValue(t.kind, t.path, t.value),
             actual: shownValue(t.kind, t.path, valueAt(live, t.path)),
           }));
+      };
 
       context.progress(
         `${name} exists before the custom resource, with ${fields.length} field(s) set otherwise`,

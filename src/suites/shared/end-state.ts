@@ -28,6 +28,7 @@ import { changesAfterCreate, createdWithout, writesOfChild } from "../../scenari
 import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement } from "../check.js";
+import { canonicalOrder } from "../../util/keyed-lists.js";
 import { formatObjectPath, type ObjectPath } from "../../util/object-paths.js";
 import { driftTargets, formatPath, operatorManagedPaths, shownValue, valueAt } from "./drift-targets.js";
 import type { ObjectKinds } from "./promised.js";
@@ -125,6 +126,12 @@ export function unpairedVerdict(
   };
 }
 
+/** A path as a person reads it: elements of keyed lists by their key (`env[name=PASSWORD]`). */
+function shownPath(path: ValuePath, object: unknown): string {
+  const keyed = keyedPath(path, object);
+  return keyed ? formatObjectPath(keyed) : formatPath(path);
+}
+
 /** One sentence for a comparison that did not match. */
 export function describeMismatch(comparison: EndStateComparison): string {
   const parts: string[] = [];
@@ -175,12 +182,17 @@ export interface EndStateContext {
  * operator wrote it as in this life: it must have kept it. Pure.
  */
 export function compareEndStates(
-  live: readonly LiveChild[],
-  reference: readonly ReferenceChild[],
+  liveChildren: readonly LiveChild[],
+  referenceChildren: readonly ReferenceChild[],
   drift: Contract["drift"],
   context: EndStateContext = {},
 ): EndStateComparison {
   const { roles } = context;
+  // The order of a keyed list (a Service's ports, a container's env) means nothing: both sides
+  // compare in key order (keyed-lists.ts), as the scenario read them (liveChildObjects).
+  const inKeyOrder = <C extends { readonly object: unknown }>(c: C): C => ({ ...c, object: canonicalOrder(c.object) });
+  const live = liveChildren.map(inKeyOrder);
+  const reference = referenceChildren.map(inKeyOrder);
   const match = (c: ChildRecord) => roleOf(roles, c.ref.kind, c.ref.name);
   const key = (c: ChildRecord) => roleKey(roles, c.ref.kind, c.ref.name);
   const referenceKeys = new Set(reference.map(key));
@@ -240,7 +252,7 @@ export function compareEndStates(
       const anew = regeneration(now, role, here, context.writes ?? []);
       if (anew) {
         regenerated.push(
-          `${key(expected)} ${formatPath(path)}: changed by write ${anew.change.seq} after its create${anew.created === undefined ? "" : ` (write ${anew.created})`}, though two fault-free lives show it is generated once per life`,
+          `${key(expected)} ${shownPath(path, expected.object)}: changed by write ${anew.change.seq} after its create${anew.created === undefined ? "" : ` (write ${anew.created})`}, though two fault-free lives show it is generated once per life`,
         );
       }
     };
@@ -329,7 +341,7 @@ export function compareEndStates(
     unpaired,
     undecided,
     unlearned: roles?.oneLife ? [] : unlearnedDiffs,
-    children: live,
+    children: liveChildren,
   };
 }
 

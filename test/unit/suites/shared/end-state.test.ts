@@ -300,7 +300,7 @@ describe("compareEndStates by role", () => {
     }).regenerated;
     expect(regenerated).toHaveLength(1);
     expect(regenerated[0]).toContain(
-      "Deployment/web spec.template.spec.containers[0].env[2].value: changed by write 7",
+      "Deployment/web spec.template.spec.containers[name=web].env[name=PASSWORD].value: changed by write 7",
     );
   });
 
@@ -474,7 +474,7 @@ describe("compareEndStates by role", () => {
         writes: [secretWrite(4, here.ref.name), secretWrite(9, here.ref.name, "update", [changed])],
       }).regenerated;
     expect(regenerated("spec.env[name=TOKEN].value")).toEqual([
-      "Secret/orders-auth-* spec.env[1].value: changed by write 9 after its create (write 4), though two fault-free lives show it is generated once per life",
+      "Secret/orders-auth-* spec.env[name=TOKEN].value: changed by write 9 after its create (write 4), though two fault-free lives show it is generated once per life",
     ]);
     expect(regenerated("spec.env[name=LEVEL].value")).toEqual([]);
   });
@@ -556,5 +556,90 @@ describe("compareEndStates of a cluster-scoped child", () => {
         actual: "default",
       },
     ]);
+  });
+});
+
+describe("compareEndStates of keyed lists in another order", () => {
+  // A message-broker operator that writes its client Service's ports from a map: any order.
+  const servicePorts = (namespace: string, ports: [string, number][]): LiveChild => ({
+    ref: { apiVersion: "v1", kind: "Service", name: "broker-client", namespace },
+    group: "",
+    resource: "services",
+    uid: `uid-${namespace}`,
+    resourceVersion: "3",
+    object: {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: {
+        name: "broker-client",
+        namespace,
+        managedFields: [
+          {
+            manager: "broker-operator",
+            operation: "Update",
+            fieldsType: "FieldsV1",
+            fieldsV1: {
+              "f:spec": {
+                "f:ports": Object.fromEntries(
+                  ports.map(([, port]) => [
+                    `k:{"port":${port},"protocol":"TCP"}`,
+                    { "f:name": {}, "f:port": {}, "f:targetPort": {} },
+                  ]),
+                ),
+              },
+            },
+          },
+        ],
+      },
+      spec: {
+        ports: ports.map(([name, port]) => ({ name, port, protocol: "TCP", targetPort: port })),
+        selector: { app: "broker" },
+      },
+    },
+  });
+  const reference = servicePorts("ref-a", [
+    ["amqp", 5672],
+    ["http", 15672],
+    ["prometheus", 15692],
+  ]);
+  const shuffled = servicePorts("scenario", [
+    ["prometheus", 15692],
+    ["amqp", 5672],
+    ["http", 15672],
+  ]);
+  const oneLife = (c: LiveChild) => ({
+    namespace: c.ref.namespace ?? "",
+    children: [{ kind: "Service", group: "", resource: "services", name: c.ref.name, object: c.object }],
+  });
+  const serviceRoles = learnRoles(oneLife(reference), oneLife(shuffled));
+
+  it.each(["drift-targets", "operator-managed"] as const)(
+    "compares ports by name, not position (%s)",
+    (fields) => {
+      const comparison = compareEndStates([shuffled], [reference], DRIFT, { roles: serviceRoles, fields });
+      expect(comparison.diffs).toEqual([]);
+      expect(endStateMatches(comparison)).toBe(true);
+    },
+  );
+
+  it.each(["drift-targets", "operator-managed"] as const)(
+    "still finds the port that differs, by its name (%s)",
+    (fields) => {
+      const changed = servicePorts("scenario", [
+        ["prometheus", 15693],
+        ["amqp", 5672],
+        ["http", 15672],
+      ]);
+      const comparison = compareEndStates([changed], [reference], DRIFT, { roles: serviceRoles, fields });
+      expect(comparison.diffs.map((d) => [d.path, d.expected, d.actual])).toContainEqual(
+        expect.arrayContaining([15692, 15693]),
+      );
+      expect(endStateMatches(comparison)).toBe(false);
+    },
+  );
+
+  it("learns no per-life value from two lives that wrote the ports in other orders", () => {
+    // Read as the scenario reads children (liveChildObjects: key order), the lives agree everywhere.
+    expect(serviceRoles.roles.every((r) => r.perLife.length === 0)).toBe(true);
   });
 });
