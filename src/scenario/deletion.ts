@@ -23,13 +23,24 @@ export interface DeletionRecord {
   readonly stuck?: string;
 }
 
+/** The API server's own finalizers, which its garbage collector releases. */
+const API_SERVER_FINALIZERS = new Set(["foregroundDeletion", "orphan"]);
+
 /**
- * The operator's own finalizers: domain-qualified names, not the API
- * server's (`foregroundDeletion`, `orphan`) nor Kubernetes' (`kubernetes.io/...`).
+ * The operator's own finalizers: whatever is on the converged custom
+ * resource and was not on the sample the kit created, in any form
+ * (`example.com/cleanup`, `deletion.finalizers.orders.example.com`, a bare
+ * word), except the API server's (`foregroundDeletion`, `orphan`) and
+ * Kubernetes' (`kubernetes.io/...`, `*.kubernetes.io/...`).
  */
-export function operatorFinalizers(object: KubeObject | undefined): string[] {
+export function operatorFinalizers(object: KubeObject | undefined, sample?: KubeObject): string[] {
+  const written = new Set(sample?.metadata?.finalizers ?? []);
   return (object?.metadata?.finalizers ?? []).filter(
-    (f) => f.includes("/") && !f.startsWith("kubernetes.io/") && !f.includes(".kubernetes.io/"),
+    (f) =>
+      !written.has(f) &&
+      !API_SERVER_FINALIZERS.has(f) &&
+      !f.startsWith("kubernetes.io/") &&
+      !/^[^/]*\.kubernetes\.io\//.test(f),
   );
 }
 
@@ -75,13 +86,12 @@ export async function untilDeleted(
   return deleted.value;
 }
 
-/** Deletes the converged custom resource and records the operator's deletion writes (the spec-0 reference's). */
+/** Deletes the converged custom resource (carrying the operator's `finalizers`) and records the operator's deletion writes (the spec-0 reference's). */
 export async function recordDeletion(
   scenario: Scenario,
-  converged: KubeObject,
+  finalizers: readonly string[],
   deps: Parameters<typeof untilDeleted>[1],
 ): Promise<DeletionRecord> {
-  const finalizers = operatorFinalizers(converged);
   const deleteSeq = await deleteCustomResource(scenario, "Background");
   const stuck = await untilDeleted(scenario, deps, deleteSeq);
   return {

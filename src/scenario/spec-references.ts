@@ -175,9 +175,10 @@ export class SpecReferences {
       const children = await liveChildObjects(scenario);
       const writes = scenario.proxy.writeLog.query({ actor: "operator" });
       // The deletion is recorded after the reference's writes are taken: they end at convergence.
+      const finalizers = operatorFinalizers(customResource, this.deps.contract.sample.object);
       const deletion =
-        name === "reference-0" && operatorFinalizers(customResource).length > 0
-          ? await recordDeletion(scenario, customResource, this.deps)
+        name === "reference-0" && finalizers.length > 0
+          ? await recordDeletion(scenario, finalizers, this.deps)
           : undefined;
       return {
         spec,

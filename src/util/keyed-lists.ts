@@ -65,7 +65,10 @@ export function identityKey(...lists: readonly (readonly unknown[])[]): string |
  * undefined for lists whose order is their meaning (lists of scalars,
  * init containers, lists of objects with no such key).
  */
-export function comparisonKey(field: string | number | undefined, ...lists: readonly (readonly unknown[])[]): string | undefined {
+export function comparisonKey(
+  field: string | number | undefined,
+  ...lists: readonly (readonly unknown[])[]
+): string | undefined {
   if (typeof field === "string" && ORDERED_LISTS.has(field)) return undefined;
   if (!lists.some((list) => list.length > 0)) return undefined;
   if (!lists.every((list) => list.every(isRecord))) return undefined;
@@ -122,7 +125,9 @@ export function relocated(
       const at =
         key === undefined
           ? part
-          : there.findIndex((e) => isRecord(e) && isRecord(element) && String(e[key]) === String(element[key]));
+          : there.findIndex(
+              (e) => isRecord(e) && isRecord(element) && String(e[key]) === String(element[key]),
+            );
       if (at < 0 || at >= there.length) return undefined;
       out.push(at);
       here = element;

@@ -190,7 +190,10 @@ export function compareEndStates(
   const { roles } = context;
   // The order of a keyed list (a Service's ports, a container's env) means nothing: both sides
   // compare in key order (keyed-lists.ts), as the scenario read them (liveChildObjects).
-  const inKeyOrder = <C extends { readonly object: unknown }>(c: C): C => ({ ...c, object: canonicalOrder(c.object) });
+  const inKeyOrder = <C extends { readonly object: unknown }>(c: C): C => ({
+    ...c,
+    object: canonicalOrder(c.object),
+  });
   const live = liveChildren.map(inKeyOrder);
   const reference = referenceChildren.map(inKeyOrder);
   const match = (c: ChildRecord) => roleOf(roles, c.ref.kind, c.ref.name);

@@ -30,10 +30,30 @@ describe("identityKey", () => {
 describe("comparisonKey", () => {
   it.each([
     ["named ports by name", "ports", [[port("http", 80), port("metrics", 9090)]], "name"],
-    ["unnamed container ports by containerPort", "ports", [[{ containerPort: 80 }, { containerPort: 81 }]], "containerPort"],
+    [
+      "unnamed container ports by containerPort",
+      "ports",
+      [[{ containerPort: 80 }, { containerPort: 81 }]],
+      "containerPort",
+    ],
     ["unnamed service ports by port", "ports", [[port(undefined, 80), port(undefined, 81, "UDP")]], "port"],
-    ["volume mounts by mountPath when names repeat", "volumeMounts", [[{ name: "v", mountPath: "/a" }, { name: "v", mountPath: "/b" }]], "mountPath"],
-    ["init containers keep their order: they run in it", "initContainers", [[{ name: "b" }, { name: "a" }]], undefined],
+    [
+      "volume mounts by mountPath when names repeat",
+      "volumeMounts",
+      [
+        [
+          { name: "v", mountPath: "/a" },
+          { name: "v", mountPath: "/b" },
+        ],
+      ],
+      "mountPath",
+    ],
+    [
+      "init containers keep their order: they run in it",
+      "initContainers",
+      [[{ name: "b" }, { name: "a" }]],
+      undefined,
+    ],
     ["args keep their order", "args", [["--a", "--b"]], undefined],
     ["objects with no known key keep their order", "steps", [[{ run: "a" }, { run: "b" }]], undefined],
   ])("%s", (_name, field, lists, key) => {
@@ -86,7 +106,11 @@ describe("relocated", () => {
   const to = { spec: { ports: [port("metrics", 9091), port("http", 80)] } };
 
   it.each([
-    ["finds a named port where it is in the other object", ["spec", "ports", 1, "port"], ["spec", "ports", 0, "port"]],
+    [
+      "finds a named port where it is in the other object",
+      ["spec", "ports", 1, "port"],
+      ["spec", "ports", 0, "port"],
+    ],
     ["keeps a path through no list", ["spec", "ports"], ["spec", "ports"]],
   ])("%s", (_name, path, expected) => {
     expect(relocated(path, from, to)).toEqual(expected);
