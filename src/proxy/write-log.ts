@@ -72,6 +72,26 @@ export interface WriteEntry extends ResourceIdentity {
   readonly fault?: string;
   /** The request body when it was JSON or YAML, with Secret values replaced by hashes. */
   readonly body?: unknown;
+  /**
+   * Set on an operator write its clock made, not anything the kit did or
+   * showed it (a schedule's tick, a heartbeat, a resync): by the scenario,
+   * which reads the watch deliveries and the queues too
+   * (src/scenario/clock-writes.ts), never by the proxy.
+   */
+  readonly clock?: ClockMark;
+}
+
+/** Why a write is taken for the clock's: see src/scenario/clock-writes.ts. */
+export interface ClockMark {
+  /** The operator's previous write, when it fell quiet: its seq and ISO time. */
+  readonly quietSinceSeq: number;
+  readonly quietSince: string;
+  /** How long after that write this one came. */
+  readonly afterMs: number;
+  /** The evidence that told it: the operator's work queues, or silence alone (weaker). */
+  readonly by: "queues" | "silence";
+  /** What it had pending, as far as that evidence shows. */
+  readonly pending: string;
 }
 
 export interface WriteQuery extends ObjectMatch {

@@ -1,5 +1,6 @@
 import type { KubeObject, ObjectRef } from "../kube/kube-client.js";
-import type { WriteEntry } from "../proxy/write-log.js";
+import type { ClockMark, WriteEntry } from "../proxy/write-log.js";
+import { describeClockWrite } from "./clock-writes.js";
 import { canonicalOrder } from "../util/keyed-lists.js";
 import type { Scenario } from "./scenario.js";
 
@@ -12,6 +13,13 @@ export interface ChildRecord {
   readonly uid: string;
   readonly resourceVersion: string;
   readonly generation?: number;
+  /**
+   * Set when the operator's create of it was a write its clock made
+   * (clock-writes.ts): a schedule's tick, not an answer to anything the kit
+   * did. Comparisons with another life leave such a child out when the other
+   * life has none of its role (end-state.ts).
+   */
+  readonly madeByClock?: Pick<WriteEntry, "seq" | "time"> & { readonly clock: ClockMark };
 }
 
 /**
@@ -94,6 +102,9 @@ export async function liveChildObjects(scenario: Scenario): Promise<LiveChild[]>
       uid: live.metadata.uid,
       resourceVersion: live.metadata.resourceVersion ?? "",
       ...(live.metadata.generation === undefined ? {} : { generation: live.metadata.generation }),
+      ...(entry.clock && entry.uid === live.metadata.uid
+        ? { madeByClock: { seq: entry.seq, time: entry.time, clock: entry.clock } }
+        : {}),
       object: canonicalOrder(live) as KubeObject,
     });
   }
@@ -121,5 +132,6 @@ export function writeEvidence(entry: WriteEntry): Record<string, unknown> {
     ...(entry.fieldManager ? { fieldManager: entry.fieldManager } : {}),
     ...(entry.resourceVersion ? { resourceVersion: entry.resourceVersion } : {}),
     ...(entry.fault ? { fault: entry.fault } : {}),
+    ...(entry.clock ? { clock: describeClockWrite(entry) } : {}),
   };
 }

@@ -17,6 +17,7 @@ import { applyMergePatch } from "../util/records.js";
 import { logExcerpt } from "./log-excerpt.js";
 import { silentFor, type Silence } from "./quiescence.js";
 import { releaseLeftFinalizers } from "./left-finalizers.js";
+import { clockMarks, withClockMarks, type ClockMark } from "./clock-writes.js";
 import { pendingUpdate, ScenarioQuiescence } from "./operator-silence.js";
 import { SCENARIO_LIFETIME, type Timings } from "./timings.js";
 import { Inconclusive, NeverQuiet } from "./inconclusive.js";
@@ -417,10 +418,13 @@ export class Scenario {
     return [...versions];
   }
 
-  /** The operator's writes in this scenario's namespace (or cluster-wide), ignored kinds left out. */
+  /**
+   * The operator's writes in this scenario's namespace (or cluster-wide), ignored kinds left out;
+   * each its clock made carries its mark (clockMarks).
+   */
   operatorWrites(query: { after?: number; effect?: WriteEntry["effect"] } = {}): WriteEntry[] {
     const ignored = this.deps.contract.ignoreWrites;
-    return this.proxy.writeLog
+    const writes = this.proxy.writeLog
       .query({
         actor: "operator",
         withoutTags: true,
@@ -429,6 +433,33 @@ export class Scenario {
       })
       .filter((e) => e.namespace === undefined || e.namespace === this.namespace)
       .filter((e) => !ignored.some((i) => i.group === e.group && i.resource === e.resource));
+    return withClockMarks(writes, this.clockMarks());
+  }
+
+  private clockCache:
+    { readonly throughSeq: number; readonly marks: ReadonlyMap<number, ClockMark> } | undefined;
+
+  /**
+   * The operator writes its own clock made (a schedule's tick, a heartbeat,
+   * a resync), by seq, as far as the write log, the watch deliveries and the
+   * queues tell (clock-writes.ts). A write's mark reads only what came before
+   * it, so the marks are computed again only when a write was added.
+   */
+  clockMarks(): ReadonlyMap<number, ClockMark> {
+    const { writeLog, readLog } = this.proxy;
+    if (this.clockCache?.throughSeq !== writeLog.lastSeq) {
+      const readings = this.operator.queueReadings;
+      this.clockCache = {
+        throughSeq: writeLog.lastSeq,
+        marks: clockMarks({
+          writes: writeLog.query({}),
+          deliveries: readLog.delivered,
+          ...(readings ? { readings } : {}),
+          quietPeriodMs: this.deps.contract.quietPeriodMs,
+        }),
+      };
+    }
+    return this.clockCache.marks;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { withClockMarks } from "./clock-writes.js";
 import { operatorFinalizers, recordDeletion, type DeletionRecord } from "./deletion.js";
 import { specUpdates, updateName } from "../contract/load-contract.js";
 import type { KubeObject } from "../kube/kube-client.js";
@@ -173,7 +174,10 @@ export class SpecReferences {
         );
       }
       const children = await liveChildObjects(scenario);
-      const writes = scenario.proxy.writeLog.query({ actor: "operator" });
+      const writes = withClockMarks(
+        scenario.proxy.writeLog.query({ actor: "operator" }),
+        scenario.clockMarks(),
+      );
       // The deletion is recorded after the reference's writes are taken: they end at convergence.
       const finalizers = operatorFinalizers(customResource, this.deps.contract.sample.object);
       const deletion =

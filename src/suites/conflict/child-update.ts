@@ -263,6 +263,7 @@ function judgeRace(observation: ChildUpdateRaced, drift: Contract["drift"]): Jud
   if (hit.sentResourceVersion === undefined) notes.push("no precondition writes");
   notes.push(...(observation.convergedBy ?? []).map((line) => `converged: ${line}`));
   if (resubmits.excused.length > 0) notes.push(excusedNote(resubmits.excused));
+  notes.push(...comparison.clockMade);
   const evidence = {
     writes: [...(kitWrite ? [kitWrite] : []), ...objectWrites].map(writeEvidence),
     ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),

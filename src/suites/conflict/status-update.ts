@@ -249,6 +249,7 @@ function judgeRace(observation: StatusUpdateRaced, contract: Contract): Judgemen
   ];
   if (resubmits.excused.length > 0) notes.push(excusedNote(resubmits.excused));
   notes.push(...(observation.convergedBy ?? []).map((line) => `converged: ${line}`));
+  notes.push(...comparison.clockMade);
   if (claimed === undefined) {
     notes.push(
       "the status names no observedGeneration: a status write's generation is read from the object it sent (metadata.generation), and the final observedGeneration is not judged",

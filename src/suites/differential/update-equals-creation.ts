@@ -128,6 +128,7 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
       ...volatile,
       ...conditions.oneSided,
       ...observation.convergedBy.map((line) => `converged: ${line}`),
+      ...comparison.clockMade,
     ];
     const diffs = [...compared.diffs, ...conditions.diffs];
     const evidence: Evidence = {

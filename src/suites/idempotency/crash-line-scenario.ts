@@ -149,7 +149,7 @@ export function judgeCrashLine(observation: CrashLineObservation, contract: Cont
   const evidence = {
     writes: writes.filter((e) => e.seq > hit.seq - 1).map(writeEvidence),
     ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-    notes: [...proof, ...recreated, ...excused],
+    notes: [...proof, ...recreated, ...excused, ...comparison.clockMade],
   };
   const problems = [...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]), ...recreated];
   if (problems.length > 0) {

@@ -170,6 +170,7 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
       notes: [
         `previous custom resource uid ${oldUid}, new ${newUid}`,
         `objects of the previous life: ${[...previous].map(([uid, what]) => `${what} (${uid})`).join(", ") || "none"}`,
+        ...comparison.clockMade,
       ],
     };
     if (problems.length > 0) {

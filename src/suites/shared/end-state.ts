@@ -25,6 +25,7 @@ import {
   type ValuePath,
 } from "../../scenario/life-values.js";
 import { changesAfterCreate, createdWithout, writesOfChild } from "../../scenario/life-writes.js";
+import { describeClockWrite } from "../../scenario/clock-writes.js";
 import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement } from "../check.js";
@@ -78,6 +79,13 @@ export interface EndStateComparison {
   readonly unlearned: NonNullable<Evidence["diffs"]>;
   /** The live children compared. */
   readonly children: readonly ChildRecord[];
+  /**
+   * Children the operator's clock made (a schedule's tick: ChildRecord.madeByClock) on one side
+   * with none of their role on the other, left out of the comparison: one note each, naming the
+   * write and its evidence. Two lives of different lengths see different ticks; that is no fault
+   * of the path or of the fault a scenario injected.
+   */
+  readonly clockMade: readonly string[];
 }
 
 /** Whether the end state is the reference's, as far as the kit can tell (`unpaired` aside: unsureVerdict). */
@@ -194,10 +202,24 @@ export function compareEndStates(
     ...c,
     object: canonicalOrder(c.object),
   });
-  const live = liveChildren.map(inKeyOrder);
-  const reference = referenceChildren.map(inKeyOrder);
   const match = (c: ChildRecord) => roleOf(roles, c.ref.kind, c.ref.name);
   const key = (c: ChildRecord) => roleKey(roles, c.ref.kind, c.ref.name);
+  // A child the clock made, with none of its role on the other side, is the time's, not the path's.
+  const clockMade: string[] = [];
+  const withoutClockMade = <C extends ChildRecord>(
+    side: readonly C[],
+    other: readonly ChildRecord[],
+    where: string,
+  ) =>
+    side.filter((c) => {
+      if (!c.madeByClock || other.some((o) => key(o) === key(c))) return true;
+      clockMade.push(
+        `not compared: ${c.ref.kind}/${c.ref.name} (${where}) was made by the operator's clock, ${describeClockWrite(c.madeByClock)}, and the other life has none of its role`,
+      );
+      return false;
+    });
+  const live = withoutClockMade(liveChildren, referenceChildren, "here").map(inKeyOrder);
+  const reference = withoutClockMade(referenceChildren, liveChildren, "in the reference").map(inKeyOrder);
   const referenceKeys = new Set(reference.map(key));
   // Live children no role of the reference names: candidates for a reference child nobody paired.
   const strays = live.filter((c) => match(c).status !== "role" && !referenceKeys.has(key(c)));
@@ -345,6 +367,7 @@ export function compareEndStates(
     undecided,
     unlearned: roles?.oneLife ? [] : unlearnedDiffs,
     children: liveChildren,
+    clockMade,
   };
 }
 
@@ -500,6 +523,11 @@ export function identityLosses(
         ? `${entry.resource}/${entry.name} was recreated (uid ${entry.uid} -> ${live.uid})`
         : undefined;
     if (problem === undefined) continue;
+    if (entry.clock) {
+      // What a schedule made, it may also prune (a history limit): the rule is for answers, not ticks.
+      excused.push(`not counted: ${problem}: the operator's clock made it (${describeClockWrite(entry)})`);
+      continue;
+    }
     const why = kinds.withdrawn(entry, "uid");
     if (why) excused.push(`not counted: ${problem}: ${why}`);
     else losses.push(problem);

@@ -69,8 +69,9 @@ function wholeNumber(value: unknown): number | undefined {
 /**
  * What setting spec `spec` caused in a reference: the operator's creates
  * and effective updates of objects other than the custom resource, after
- * the kit's write of that spec and before the next one, in order. A
- * RangeError when the reference never set that spec.
+ * the kit's write of that spec and before the next one, in order, but for
+ * those its clock made (clock-writes.ts). A RangeError when the reference
+ * never set that spec.
  */
 export function childWritesOfSpec(
   reference: { readonly writes: readonly WriteEntry[]; readonly specWrites: readonly SpecWrite[] },
@@ -86,6 +87,8 @@ export function childWritesOfSpec(
       entry.seq < until &&
       entry.actor === "operator" &&
       !entry.tag &&
+      // What the clock made (a schedule's tick) is no answer to the spec.
+      !entry.clock &&
       !entry.subresource &&
       !(entry.group === cr.group && entry.resource === cr.resource) &&
       (entry.effect === "created" || entry.effect === "changed"),

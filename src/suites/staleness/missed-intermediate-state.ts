@@ -131,7 +131,11 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
     const evidence = {
       writes: observation.writes.map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-      notes: [...proof, ...(observation.convergedBy ?? []).map((line) => `converged: ${line}`)],
+      notes: [
+        ...proof,
+        ...(observation.convergedBy ?? []).map((line) => `converged: ${line}`),
+        ...comparison.clockMade,
+      ],
     };
     if (!endStateMatches(comparison)) {
       return {

@@ -124,7 +124,7 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
     const evidence = {
       writes: writes.map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-      notes: [...holdNotes(released, resource, touches), ...problems, ...excused],
+      notes: [...holdNotes(released, resource, touches), ...problems, ...excused, ...comparison.clockMade],
     };
     if (problems.length > 0) {
       return {

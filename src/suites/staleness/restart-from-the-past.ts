@@ -178,7 +178,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
     const evidence = {
       writes: writes.map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-      notes: [...proof, ...problems, ...excused],
+      notes: [...proof, ...problems, ...excused, ...comparison.clockMade],
     };
     if (problems.length > 0) {
       return {

@@ -643,3 +643,68 @@ describe("compareEndStates of keyed lists in another order", () => {
     expect(serviceRoles.roles.every((r) => r.perLife.length === 0)).toBe(true);
   });
 });
+
+describe("compareEndStates of children the operator's clock made", () => {
+  // A CronJob-style operator: a Job at each tick of its own schedule, named from the tick.
+  const job = (name: string, namespace: string, clock?: boolean): LiveChild => ({
+    ref: { apiVersion: "batch/v1", kind: "Job", name, namespace },
+    group: "batch",
+    resource: "jobs",
+    uid: `uid-${name}-${namespace}`,
+    resourceVersion: "9",
+    object: { apiVersion: "batch/v1", kind: "Job", metadata: { name, namespace }, spec: { parallelism: 1 } },
+    ...(clock
+      ? {
+          madeByClock: {
+            seq: 12,
+            time: "2026-12-07T12:01:00.004Z",
+            clock: {
+              quietSinceSeq: 9,
+              quietSince: "2026-12-07T12:00:58.100Z",
+              afterMs: 1_904,
+              by: "queues" as const,
+              pending: "its last reconcile asked for a delayed requeue (RequeueAfter)",
+            },
+          },
+        }
+      : {}),
+  });
+  const jobLife = (...children: LiveChild[]) => ({
+    namespace: "ref-a",
+    children: children.map((c) => ({
+      kind: "Job",
+      group: "batch",
+      resource: "jobs",
+      name: c.ref.name,
+      object: c.object,
+    })),
+  });
+  const noRoles = learnRoles(jobLife(), jobLife());
+
+  it("leaves out a Job a tick made here when the reference, shorter, saw no tick: a note, no duplicate", () => {
+    const comparison = compareEndStates([job("nightly-1796610660", "scenario", true)], [], DRIFT, {
+      roles: noRoles,
+    });
+    expect(comparison.duplicates).toEqual([]);
+    expect(endStateMatches(comparison)).toBe(true);
+    expect(comparison.clockMade).toEqual([
+      expect.stringMatching(
+        /^not compared: Job\/nightly-1796610660 \(here\) was made by the operator's clock, write 12 at 12:01:00.004, 1.9 s after the operator's last write \(9\)/,
+      ),
+    ]);
+  });
+
+  it("leaves out a Job a tick made in the reference when this life saw no tick: not missing", () => {
+    const comparison = compareEndStates([], [job("nightly-1796610600", "ref-a", true)], DRIFT, {
+      roles: noRoles,
+    });
+    expect(comparison.missing).toEqual([]);
+    expect(comparison.clockMade).toHaveLength(1);
+  });
+
+  it("still counts a Job no tick made: an answer to the kit is judged as one", () => {
+    const comparison = compareEndStates([job("nightly-manual", "scenario")], [], DRIFT, { roles: noRoles });
+    expect(comparison.duplicates).toMatchObject([{ kind: "Job", reference: 0, now: 1 }]);
+    expect(endStateMatches(comparison)).toBe(false);
+  });
+});

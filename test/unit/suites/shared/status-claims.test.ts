@@ -127,6 +127,37 @@ describe("requiredChildWrites", () => {
     expect([...requiredChildWrites(ref, 2, CR).keys()]).toEqual(["deployments.apps/web", "services/web"]);
   });
 
+  it("leaves out what the operator's clock made: a tick's Job is no child the spec needs", () => {
+    const ref = reference();
+    const tick = {
+      ...write({
+        verb: "create",
+        effect: "created",
+        code: 201,
+        group: "batch",
+        resource: "jobs",
+        name: "web-1796610660",
+      }),
+      seq: 13,
+      clock: {
+        quietSinceSeq: 12,
+        quietSince: "2026-12-07T12:00:58.100Z",
+        afterMs: 1_904,
+        by: "queues" as const,
+        pending: "its last reconcile asked for a delayed requeue (RequeueAfter)",
+      },
+    };
+    const withTick = { ...ref, writes: [...ref.writes, tick] };
+    expect([...requiredChildWrites(withTick, 2, CR).keys()]).toEqual([
+      "deployments.apps/web",
+      "services/web",
+    ]);
+    const { clock: _clock, ...answer } = tick;
+    expect([...requiredChildWrites({ ...ref, writes: [...ref.writes, answer] }, 2, CR).keys()]).toContain(
+      "jobs.batch/web-1796610660",
+    );
+  });
+
   it("is a range error for a spec the reference never set", () => {
     expect(() => requiredChildWrites(reference(), 3, CR)).toThrow(RangeError);
   });

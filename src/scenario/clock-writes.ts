@@ -1,0 +1,249 @@
+/**
+ * Writes the clock made. Every oracle of the kit reads what the operator
+ * writes as its answer to what the kit did (a create, an update, a fault, a
+ * restart) or to what it was shown (a watch event). An operator may also act
+ * on its own clock: a schedule (a Job at each minute boundary), a heartbeat,
+ * a periodic resync, a certificate renewal, a rate-limited retry. Such a
+ * write answers nothing the kit did, and a comparison of two lives that read
+ * it as an answer blames the path or the fault for the time of day.
+ *
+ * A write is told time-driven when, since the operator's previous write
+ * (when it fell quiet), in the same run of its process:
+ * - that previous write succeeded (a write after a failure is its retry:
+ *   an answer to the failure, which may be the kit's fault);
+ * - the kit wrote nothing through the proxy, and restarted nothing (a
+ *   restart is a new run);
+ * - the proxy delivered no watch event to it but the echoes of its own
+ *   writes (an event of another writer's change, a built-in controller's
+ *   included, is news it may answer);
+ * and it was quiet, as its work queues show it (every queue empty, no
+ * reconcile running, its last reconcile asked for a delayed requeue) or,
+ * without them, as silence alone shows it: no write for the quiet period.
+ * The mark says which evidence told it and what was pending; silence is
+ * the weaker evidence, and the mark says so. Pure.
+ */
+
+import type { QueueReading } from "../operator/metrics/queue-readings.js";
+import type { DeliveredEvent } from "../proxy/read-log.js";
+import type { ClockMark, WriteEntry } from "../proxy/write-log.js";
+import { QUEUE_WINDOW_MS } from "./quiescence.js";
+
+export type { ClockMark } from "../proxy/write-log.js";
+
+/** What a scenario knows of its operator's activity, in its own order. */
+export interface ActivityRecord {
+  /** Every write of the scenario's proxy (the operator's and the kit's), in seq order. */
+  readonly writes: readonly WriteEntry[];
+  /** The watch events the proxy delivered to the operator. */
+  readonly deliveries: readonly DeliveredEvent[];
+  /** Its work queues' readings (oldest first); absent when it publishes none. */
+  readonly readings?: readonly QueueReading[];
+  /** The contract's quiet period: how long silence alone must last. */
+  readonly quietPeriodMs: number;
+}
+
+/** The clock marks of a scenario's operator writes, by seq: only the writes the clock made have one. */
+export function clockMarks(record: ActivityRecord): Map<number, ClockMark> {
+  const marks = new Map<number, ClockMark>();
+  const context: MarkContext = {
+    record,
+    echoes: ownEchoes(record.writes),
+    readingsByRun: byRun(record.readings ?? []),
+  };
+  let previous: WriteEntry | undefined;
+  let since = { kit: false, restarted: false };
+  for (const write of record.writes) {
+    if (write.actor === "kit") {
+      since = { ...since, kit: true };
+      continue;
+    }
+    // Events and Leases are the manager's bookkeeping: neither news nor an answer.
+    if (write.tag !== undefined) continue;
+    if (previous !== undefined && previous.run !== write.run) since = { ...since, restarted: true };
+    const mark =
+      previous !== undefined && !since.kit && !since.restarted ? markOf(context, previous, write) : undefined;
+    if (mark) marks.set(write.seq, mark);
+    previous = write;
+    since = { kit: false, restarted: false };
+  }
+  return marks;
+}
+
+interface MarkContext {
+  readonly record: ActivityRecord;
+  readonly echoes: ReadonlySet<string>;
+  /** The readings that could be taken, per run, oldest first. */
+  readonly readingsByRun: ReadonlyMap<number | undefined, readonly QueueReading[]>;
+}
+
+function byRun(readings: readonly QueueReading[]): Map<number | undefined, QueueReading[]> {
+  const runs = new Map<number | undefined, QueueReading[]>();
+  for (const r of readings) {
+    if (r.error !== undefined) continue;
+    const list = runs.get(r.run) ?? [];
+    list.push(r);
+    runs.set(r.run, list);
+  }
+  return runs;
+}
+
+/** The index of the first element for which `after` holds, in a list where it holds from some point on. */
+function firstWhere<T>(list: readonly T[], after: (item: T) => boolean): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (after(list[middle] as T)) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
+/** The writes with their clock marks attached (a write the clock did not make is returned as it is). */
+export function withClockMarks<W extends WriteEntry>(
+  writes: readonly W[],
+  marks: ReadonlyMap<number, ClockMark>,
+): W[] {
+  return writes.map((w) => {
+    const clock = marks.get(w.seq);
+    return clock ? { ...w, clock } : w;
+  });
+}
+
+/** "write 12 at 11:40:02.125, 5.1 s after the operator's last write (9), with a RequeueAfter pending (its queues)" */
+export function describeClockWrite(write: Pick<WriteEntry, "seq" | "time" | "clock">): string {
+  const mark = write.clock;
+  if (!mark) return `write ${write.seq}`;
+  const at = write.time.slice(11, 23);
+  return `write ${write.seq} at ${at}, ${(mark.afterMs / 1000).toFixed(1)} s after the operator's last write (${mark.quietSinceSeq}) with nothing the kit did and no watch event in between: ${mark.pending}${mark.by === "silence" ? " (told from silence alone: weaker evidence)" : ""}`;
+}
+
+function markOf(context: MarkContext, previous: WriteEntry, write: WriteEntry): ClockMark | undefined {
+  const { record, echoes } = context;
+  if (previous.code < 200 || previous.code >= 300) return undefined;
+  // Deliveries are recorded in order, so their beforeWriteSeq never decreases.
+  const deliveries = record.deliveries;
+  let news = false;
+  for (let i = firstWhere(deliveries, (e) => e.beforeWriteSeq > previous.seq); i < deliveries.length; i++) {
+    const e = deliveries[i] as DeliveredEvent;
+    if (e.beforeWriteSeq > write.seq) break;
+    if (e.run !== undefined && e.run !== write.run) continue;
+    const echo =
+      echoes.has(eventKey(e)) ||
+      (e.type === "DELETED" && echoes.has(eventKey({ ...e, resourceVersion: DELETED })));
+    if (!echo) {
+      news = true;
+      break;
+    }
+  }
+  if (news) return undefined;
+  const quietSince = Date.parse(previous.time);
+  const at = Date.parse(write.time);
+  const afterMs = at - quietSince;
+  const base = { quietSinceSeq: previous.seq, quietSince: previous.time, afterMs };
+  const queues = record.readings && queuesBetween(context.readingsByRun.get(write.run) ?? [], quietSince, at);
+  if (queues?.kind === "requeue-after") {
+    return {
+      ...base,
+      by: "queues",
+      pending:
+        "its last reconcile asked for a delayed requeue (RequeueAfter), and its queues were empty and idle since",
+    };
+  }
+  if (queues?.kind === "busy") return undefined;
+  if (afterMs < record.quietPeriodMs) return undefined;
+  const pending =
+    queues?.kind === "retry"
+      ? "its last reconcile ended in an error or a requeue: a rate-limited retry"
+      : queues?.kind === "nothing-pending"
+        ? "its queues showed nothing pending: a timer of its own or a periodic resync"
+        : record.readings
+          ? "its queues could not tell what was pending"
+          : "it publishes no work queues, so what was pending is not known";
+  return { ...base, by: "silence", pending };
+}
+
+/**
+ * What the operator's queues said between its previous write and this one:
+ * whether they fell idle (every queue empty, no reconcile running, over
+ * QUEUE_WINDOW_MS at least) and, if so, how the last reconcile before the
+ * last such window ended: asking for a delayed requeue, asking for a retry
+ * (an error or a plain requeue), or with nothing pending. `busy`: never idle
+ * in between (the write answers work that was going on). Undefined when the
+ * readings do not cover the span (too few, or failed).
+ */
+function queuesBetween(
+  ofRun: readonly QueueReading[],
+  from: number,
+  to: number,
+): { readonly kind: "busy" | "requeue-after" | "retry" | "nothing-pending" } | undefined {
+  const span = ofRun.slice(
+    firstWhere(ofRun, (r) => r.at >= from),
+    firstWhere(ofRun, (r) => r.at >= to),
+  );
+  const first = span[0];
+  const last = span.at(-1);
+  if (first === undefined || last === undefined || last.at - first.at < QUEUE_WINDOW_MS) return undefined;
+  const window = lastIdleWindow(span);
+  if (window === undefined) return { kind: "busy" };
+  // How the last reconcile up to the window's end ended: the last change of the reconcile counters.
+  const upTo = ofRun.slice(
+    0,
+    firstWhere(ofRun, (r) => r.at > window.at),
+  );
+  let ended: "requeue-after" | "retry" | "nothing-pending" = "nothing-pending";
+  upTo.forEach((after, i) => {
+    const before = upTo[i - 1];
+    const moved = (result: string) => (after.reconciles[result] ?? 0) - (before?.reconciles[result] ?? 0);
+    const retried = after.retries - (before?.retries ?? 0);
+    const total = Object.keys(after.reconciles).reduce((n, result) => n + moved(result), 0);
+    if (total === 0 && retried === 0) return;
+    if (moved("error") > 0 || moved("requeue") > 0 || retried > 0) ended = "retry";
+    else if (moved("requeue_after") > 0) ended = "requeue-after";
+    else ended = "nothing-pending";
+  });
+  return { kind: ended };
+}
+
+/** The last reading of the last run of idle readings spanning QUEUE_WINDOW_MS; undefined when there is none. */
+function lastIdleWindow(span: readonly QueueReading[]): QueueReading | undefined {
+  const idle = (r: QueueReading) =>
+    Object.values(r.queues).every((q) => q.depth === 0) &&
+    Object.values(r.activeWorkers ?? {}).every((n) => n === 0);
+  let found: QueueReading | undefined;
+  let start: QueueReading | undefined;
+  for (const r of span) {
+    if (!idle(r)) {
+      start = undefined;
+      continue;
+    }
+    start ??= r;
+    if (r.at - start.at >= QUEUE_WINDOW_MS) found = r;
+  }
+  return found;
+}
+
+/** The watch events that are the operator's own writes coming back: "group/resource/namespace/name@resourceVersion". */
+function ownEchoes(writes: readonly WriteEntry[]): Set<string> {
+  const echoes = new Set<string>();
+  for (const w of writes) {
+    if (w.actor !== "operator" || !w.name) continue;
+    // Its delete comes back as the object's DELETED event, at a resourceVersion of the server's.
+    if (w.verb === "delete" || w.verb === "deletecollection")
+      echoes.add(eventKey({ ...w, name: w.name, resourceVersion: DELETED }));
+    if (w.resourceVersion) echoes.add(eventKey({ ...w, name: w.name, resourceVersion: w.resourceVersion }));
+  }
+  return echoes;
+}
+
+const DELETED = "deleted";
+
+function eventKey(e: {
+  readonly group: string;
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly resourceVersion: string;
+}): string {
+  return `${e.group}/${e.resource}/${e.namespace ?? ""}/${e.name}@${e.resourceVersion}`;
+}

@@ -1,0 +1,172 @@
+import { describe, expect, it } from "vitest";
+import type { QueueReading } from "../../../src/operator/metrics/queue-readings.js";
+import type { DeliveredEvent } from "../../../src/proxy/read-log.js";
+import type { WriteEntry } from "../../../src/proxy/write-log.js";
+import { clockMarks, describeClockWrite, type ActivityRecord } from "../../../src/scenario/clock-writes.js";
+import { writeEntry } from "../../support/write-entry.js";
+
+// A CronJob-style operator: it writes its status at t0 and asks to be requeued at the next tick; at
+// the tick (t0 + 5 s) it creates a Job. Each row changes one thing between the two writes.
+const T0 = Date.parse("2026-12-07T12:00:00.000Z");
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+
+const status = writeEntry({
+  seq: 4,
+  time: at(0),
+  run: 1,
+  group: "batch.example.com",
+  resource: "cronjobs",
+  subresource: "status",
+  name: "nightly",
+  resourceVersion: "104",
+});
+const tick = writeEntry({
+  seq: 6,
+  time: at(5_000),
+  run: 1,
+  verb: "create",
+  group: "batch",
+  resource: "jobs",
+  name: "nightly-1796610660",
+  code: 201,
+  effect: "created",
+  resourceVersion: "120",
+});
+const kitTouch = writeEntry({ seq: 5, time: at(3_000), actor: "kit", resource: "cronjobs", name: "nightly" });
+
+const event = (fields: Partial<DeliveredEvent>): DeliveredEvent => ({
+  type: "MODIFIED",
+  group: "batch.example.com",
+  resource: "cronjobs",
+  namespace: "ns",
+  name: "nightly",
+  resourceVersion: "104",
+  run: 1,
+  beforeWriteSeq: 5,
+  ...fields,
+});
+
+/** Readings every 100 ms from t0: its status write's reconcile ends `ended`, then the queues idle until the tick. */
+function readings(
+  ended: "requeue_after" | "error" | "success",
+  options: { busy?: boolean; run?: number } = {},
+): QueueReading[] {
+  const list: QueueReading[] = [];
+  for (let ms = 0; ms < 5_000; ms += 100) {
+    const done = ms >= 200;
+    list.push({
+      at: T0 + ms,
+      run: options.run ?? 1,
+      queues: { cronjob: { depth: options.busy && done ? 1 : 0, adds: 3 } },
+      activeWorkers: { cronjob: done && !options.busy ? 0 : 1 },
+      reconciles: { success: 2, ...(done ? { [ended]: 1 } : {}) },
+      retries: 0,
+    });
+  }
+  return list;
+}
+
+const record = (fields: Partial<ActivityRecord> & { writes: WriteEntry[] }): ActivityRecord => ({
+  deliveries: [],
+  quietPeriodMs: 1_500,
+  ...fields,
+});
+
+describe("clockMarks", () => {
+  it.each<[string, ActivityRecord, "queues" | "silence" | undefined]>([
+    [
+      "a tick after a RequeueAfter its queues show: the clock's, by the queues",
+      record({ writes: [status, tick], readings: readings("requeue_after") }),
+      "queues",
+    ],
+    [
+      "the same tick from an operator without metrics: the clock's, by silence alone",
+      record({ writes: [status, tick] }),
+      "silence",
+    ],
+    [
+      "the echo of its own status write delivered in between is no news",
+      record({ writes: [status, tick], deliveries: [event({})] }),
+      "silence",
+    ],
+    [
+      "the DELETED event of its own delete is no news either",
+      record({
+        writes: [
+          writeEntry({ seq: 4, time: at(0), run: 1, verb: "delete", name: "old", effect: "deleted" }),
+          tick,
+        ],
+        deliveries: [
+          event({
+            type: "DELETED",
+            group: "apps",
+            resource: "deployments",
+            name: "old",
+            resourceVersion: "130",
+          }),
+        ],
+      }),
+      "silence",
+    ],
+    [
+      "a kit write in between, with a tick due at the same time: an answer to the kit, not excused",
+      record({ writes: [status, kitTouch, tick], readings: readings("requeue_after") }),
+      undefined,
+    ],
+    [
+      "another writer's change delivered in between (a built-in controller's): news it may answer",
+      record({
+        writes: [status, tick],
+        deliveries: [event({ group: "batch", resource: "jobs", name: "nightly-1", resourceVersion: "110" })],
+        readings: readings("requeue_after"),
+      }),
+      undefined,
+    ],
+    [
+      "a restart in between: the first write of a new run answers the restart",
+      record({ writes: [status, { ...tick, run: 2 }] }),
+      undefined,
+    ],
+    [
+      "the previous write failed: this one is its retry",
+      record({ writes: [{ ...status, code: 409, reason: "Conflict" }, tick] }),
+      undefined,
+    ],
+    [
+      "the queues never fell idle in between: it answers work that was going on",
+      record({ writes: [status, tick], readings: readings("requeue_after", { busy: true }) }),
+      undefined,
+    ],
+    [
+      "without metrics, a gap shorter than the quiet period is no evidence of silence",
+      record({ writes: [status, { ...tick, time: at(900) }] }),
+      undefined,
+    ],
+    ["its first write: nothing to have fallen quiet after", record({ writes: [tick] }), undefined],
+  ])("%s", (_name, activity, by) => {
+    expect(clockMarks(activity).get(tick.seq)?.by).toBe(by);
+  });
+
+  it("says what was pending: a retry the queues asked for, or nothing they showed", () => {
+    const pendingOf = (ended: "error" | "success") =>
+      clockMarks(record({ writes: [status, tick], readings: readings(ended) })).get(tick.seq)?.pending;
+    expect(pendingOf("error")).toContain("rate-limited retry");
+    expect(pendingOf("success")).toContain("nothing pending");
+  });
+
+  it("skips the manager's bookkeeping: a Lease renewal in between is neither the previous write nor news", () => {
+    const lease = writeEntry({ seq: 5, time: at(2_000), run: 1, resource: "leases", tag: "lease" });
+    const mark = clockMarks(
+      record({ writes: [status, lease, tick], readings: readings("requeue_after") }),
+    ).get(tick.seq);
+    expect(mark).toMatchObject({ by: "queues", quietSinceSeq: status.seq, afterMs: 5_000 });
+  });
+
+  it("marks only the operator's writes the clock made, and describes each with its evidence", () => {
+    const marks = clockMarks(record({ writes: [status, tick] }));
+    expect([...marks.keys()]).toEqual([tick.seq]);
+    expect(describeClockWrite({ ...tick, clock: marks.get(tick.seq) })).toBe(
+      "write 6 at 12:00:05.000, 5.0 s after the operator's last write (4) with nothing the kit did and no watch event in between: it publishes no work queues, so what was pending is not known (told from silence alone: weaker evidence)",
+    );
+  });
+});
