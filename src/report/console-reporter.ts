@@ -51,6 +51,8 @@ export function consoleProgress(
 /** The closing summary: each check's verdict, then the evidence of everything that did not pass. */
 export function renderSummary(report: RunReport): string {
   const lines: string[] = [""];
+  for (const notice of report.notices ?? []) lines.push(`NOTE: ${notice}`);
+  if ((report.notices ?? []).length > 0) lines.push("");
   const counts = new Map<Status, number>();
   for (const check of report.checks) counts.set(check.status, (counts.get(check.status) ?? 0) + 1);
   for (const check of report.checks) {

@@ -105,6 +105,7 @@ function headline(report: RunReport, baseDir: string | undefined): string {
     "",
     context.join(" · "),
     "",
+    ...(report.notices ?? []).flatMap((notice) => [`> **Note:** ${md(notice)}`, ""]),
   ].join("\n");
 }
 

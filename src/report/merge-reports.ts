@@ -156,6 +156,11 @@ export function mergeReports(shards: readonly ShardReport[]): RunReport {
     checks[index] = { ...check, scenarios, status: deriveStatus(scenarios.map((s) => s.status)) };
   }
   const waivers = waiverOutcomes(checks, definitions, latestDay);
+  // Every shard computed its own references: each kind of notice (what precedes its first colon)
+  // once, as the first shard that has it says it.
+  const notices = reports
+    .flatMap((r) => r.notices ?? [])
+    .filter((notice, i, all) => all.findIndex((n) => n.split(":")[0] === notice.split(":")[0]) === i);
   return {
     apiVersion: "reconcile-conformance.dev/v1alpha1",
     kind: "Report",
@@ -167,6 +172,7 @@ export function mergeReports(shards: readonly ShardReport[]): RunReport {
     contract: first.report.contract,
     cluster: mergedCluster(reports.map((r) => r.cluster)),
     checks,
+    ...(notices.length > 0 ? { notices } : {}),
     ...(waivers.length > 0 ? { waivers } : {}),
     ...(first.report.docsBaseUrl === undefined ? {} : { docsBaseUrl: first.report.docsBaseUrl }),
   };

@@ -73,6 +73,12 @@ export interface RunReport {
   /** Present when the run was one job's share (`--shard i/n`); absent for a whole or merged run. */
   readonly shard?: { readonly index: number; readonly count: number };
   readonly checks: readonly CheckReport[];
+  /**
+   * What a reader must know before the verdicts (the operator acts on a
+   * clock of its own; no check judged any child), said once: at the top of
+   * the console summary and of the job summary. Absent when there is none.
+   */
+  readonly notices?: readonly string[];
   /** The contract's waivers and what became of each (absent when it has none). */
   readonly waivers?: readonly WaiverReport[];
   /**

@@ -234,6 +234,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       throw error;
     }
     await warnOfUnknownKinds(config.contract, references, deps.logger);
+    const notices = await references.notices();
     const waivers = waiverOutcomes(checks, config.contract.waivers, today);
     const status = runStatus(checks, waivers);
     passed = status === "passed" || status === "skipped" || status === "warned" || status === "waived";
@@ -252,6 +253,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       cluster: { provider: access.provider, name: access.name },
       ...(shard.count > 1 ? { shard } : {}),
       checks,
+      ...(notices.length > 0 ? { notices } : {}),
       ...(waivers.length > 0 ? { waivers } : {}),
     };
   } finally {

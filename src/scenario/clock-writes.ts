@@ -186,14 +186,27 @@ function queuesBetween(
   if (first === undefined || last === undefined || last.at - first.at < QUEUE_WINDOW_MS) return undefined;
   const window = lastIdleWindow(span);
   if (window === undefined) return { kind: "busy" };
-  // How the last reconcile up to the window's end ended: the last change of the reconcile counters.
-  const upTo = ofRun.slice(
-    0,
-    firstWhere(ofRun, (r) => r.at > window.at),
-  );
+  return {
+    kind: lastReconcileEnded(
+      ofRun.slice(
+        0,
+        firstWhere(ofRun, (r) => r.at > window.at),
+      ),
+    ),
+  };
+}
+
+/**
+ * How the last reconcile in `readings` (of one run, oldest first) ended, by
+ * the last change of its reconcile counters: asking for a delayed requeue,
+ * for a retry (an error or a plain requeue), or with nothing pending.
+ */
+function lastReconcileEnded(
+  readings: readonly QueueReading[],
+): "requeue-after" | "retry" | "nothing-pending" {
   let ended: "requeue-after" | "retry" | "nothing-pending" = "nothing-pending";
-  upTo.forEach((after, i) => {
-    const before = upTo[i - 1];
+  readings.forEach((after, i) => {
+    const before = readings[i - 1];
     const moved = (result: string) => (after.reconciles[result] ?? 0) - (before?.reconciles[result] ?? 0);
     const retried = after.retries - (before?.retries ?? 0);
     const total = Object.keys(after.reconciles).reduce((n, result) => n + moved(result), 0);
@@ -202,7 +215,19 @@ function queuesBetween(
     else if (moved("requeue_after") > 0) ended = "requeue-after";
     else ended = "nothing-pending";
   });
-  return { kind: ended };
+  return ended;
+}
+
+/**
+ * Whether the operator's current run ended its last reconcile asking for a
+ * delayed requeue (RequeueAfter): work its clock will bring later, which a
+ * life that stops at convergence never sees. False without readings.
+ */
+export function delayedRequeuePending(readings: readonly QueueReading[]): boolean {
+  const run = readings.at(-1)?.run;
+  return (
+    lastReconcileEnded(readings.filter((r) => r.run === run && r.error === undefined)) === "requeue-after"
+  );
 }
 
 /** The last reading of the last run of idle readings spanning QUEUE_WINDOW_MS; undefined when there is none. */

@@ -1,4 +1,4 @@
-import { withClockMarks } from "./clock-writes.js";
+import { delayedRequeuePending, describeClockWrite, withClockMarks } from "./clock-writes.js";
 import { operatorFinalizers, recordDeletion, type DeletionRecord } from "./deletion.js";
 import { specUpdates, updateName } from "../contract/load-contract.js";
 import type { KubeObject } from "../kube/kube-client.js";
@@ -51,6 +51,12 @@ export interface SpecReference {
   readonly deletion?: DeletionRecord;
   /** The second life (spec 0 only): what varies with timing between two fault-free lives. */
   readonly secondLife?: { readonly namespace: string; readonly writes: readonly WriteEntry[] };
+  /**
+   * Set when, at convergence, the operator's last reconcile had asked for a
+   * delayed requeue (its queues show it: clock-writes.ts): its clock has work
+   * for it later, which this life, ending at convergence, did not wait for.
+   */
+  readonly delayedRequeue?: true;
 }
 
 /** A life as compute() gives it: a reference before the roles are learned. */
@@ -88,6 +94,34 @@ export class SpecReferences {
     return new Set(
       settled.flatMap((r) => (r.status === "fulfilled" ? r.value.children.map((c) => c.ref.kind) : [])),
     );
+  }
+
+  /**
+   * What a reader must know before the verdicts, from the references computed
+   * so far: that the operator acts on a clock (a fault-free life made writes
+   * no stimulus of the kit's explains), and that no reference has a child,
+   * so no check judged one (with why, when its clock may make them).
+   */
+  async notices(): Promise<string[]> {
+    const settled = await Promise.allSettled(this.computed.values());
+    const references = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    if (references.length === 0) return [];
+    const notices: string[] = [];
+    const lives = references.flatMap((r) => [r.writes, r.secondLife?.writes ?? []]);
+    const ticks = lives.flatMap((writes) => writes.filter((w) => w.clock !== undefined));
+    const [first] = ticks;
+    if (first) {
+      notices.push(
+        `the operator acts on a clock of its own: ${ticks.length} write(s) of its fault-free reference lives answered nothing the kit did (first: ${describeClockWrite(first)}). A child its clock made is left out of a comparison with a life that has none of its role, with a note; set clock.horizon in the contract to wait for what is due`,
+      );
+    }
+    if (references.every((r) => r.children.length === 0)) {
+      const delayed = references.some((r) => r.delayedRequeue);
+      notices.push(
+        `no check judged any child: the operator created none on its way to any reference state, so every check that needs one was skipped${delayed ? "; it had a delayed requeue pending when it converged, so its children may come from its clock: set clock.horizon in the contract to wait for them" : ""}`,
+      );
+    }
+    return notices;
   }
 
   /** The reference of `spec`; `progress` hears about the computation when this call starts it. */
@@ -173,6 +207,7 @@ export class SpecReferences {
           `convergence of ${updateName(this.deps.contract, index + 1)}`,
         );
       }
+      const delayedRequeue = delayedRequeuePending(scenario.operator.queueReadings ?? []);
       const children = await liveChildObjects(scenario);
       const writes = withClockMarks(
         scenario.proxy.writeLog.query({ actor: "operator" }),
@@ -192,6 +227,7 @@ export class SpecReferences {
         writes,
         specWrites: [...scenario.specWrites],
         ...(deletion ? { deletion } : {}),
+        ...(delayedRequeue ? { delayedRequeue } : {}),
       };
     } finally {
       await scenario.close();

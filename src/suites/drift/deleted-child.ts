@@ -9,6 +9,7 @@ import { GIVE_UP_IDLE_MS, hasGivenUp, silentFor } from "../../scenario/quiescenc
 import { doneRegardless, holds, notYet, untilQuiet } from "../../scenario/quiet-wait.js";
 import { liveChildren, writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
+import { forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -63,7 +64,10 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
     childTargets(
       references.get(0)?.children ?? [],
       contract.drift,
-      "the operator created no child on its way to the reference: nothing to delete",
+      forWantOfChildren(
+        references.get(0),
+        "the operator created no child on its way to the reference: nothing to delete",
+      ),
       references.get(0)?.roles,
     ),
   targetName: (target) => target.name,

@@ -16,6 +16,7 @@ import {
   type ChildRecord,
 } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
+import { forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -73,7 +74,13 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
     const targets = Array.isArray(children) ? children.flatMap((child) => child.fields) : [];
     return targets.length > 0
       ? targets
-      : { target: "children", skip: "no managed field of any child to perturb" };
+      : {
+          target: "children",
+          skip:
+            (reference?.children.length ?? 0) === 0
+              ? forWantOfChildren(reference, "the operator created no child on its way to the reference")
+              : "no managed field of any child to perturb",
+        };
   },
   targetName: (target) => target.id,
   skipTarget(target, { references }) {

@@ -1,3 +1,4 @@
+import { forWantOfChildren } from "../shared/no-children.js";
 import type { Contract } from "../../contract/load-contract.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { ChildRoles } from "../../scenario/child-roles.js";
@@ -68,7 +69,7 @@ export function crashLineTargets(
   const lines = crashLines(reference, contract.ignoreWrites).filter(
     (l) => (l.write.effect === "created") === creates,
   );
-  if (lines.length === 0) return { target: "write sequence", skip: none };
+  if (lines.length === 0) return { target: "write sequence", skip: forWantOfChildren(reference, none) };
   return lines.map((line) => ({
     line,
     reference: reference.children,

@@ -13,6 +13,7 @@ import { doneRegardless, notYet, untilQuiet } from "../../scenario/quiet-wait.js
 import { writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
+import { forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -72,7 +73,10 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
     childTargets(
       references.get(0)?.children ?? [],
       contract.drift,
-      "the operator created no child on its way to the reference: none can exist first",
+      forWantOfChildren(
+        references.get(0),
+        "the operator created no child on its way to the reference: none can exist first",
+      ),
       references.get(0)?.roles,
     ),
   targetName: (target) => target.name,

@@ -1,3 +1,4 @@
+import { describeClockWrite } from "../../scenario/clock-writes.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import {
   countsToward,
@@ -103,8 +104,9 @@ export function crashLines(
       seen.set(meaning, occurrence);
       const other = second.get(meaning) ?? 0;
       const unpaired = unpairedChild(roles, write);
-      const timing =
-        !unpaired && secondLife && other < occurrence
+      const timing = write.clock
+        ? `the operator's clock made it (${describeClockWrite(write)}), not the spec: whether a scenario's life reaches that tick depends on when it runs`
+        : !unpaired && secondLife && other < occurrence
           ? `a second fault-free life wrote "${meaning}" ${other === 0 ? "never" : `only ${other} time(s)`}, this one at least ${occurrence}: how often it is written depends on timing, so no scenario can count on it`
           : undefined;
       return {

@@ -3,6 +3,7 @@ import type { WatchFaultProof } from "../../proxy/watch-faults.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import { describeRef, liveChildObjects, writeEvidence } from "../../scenario/reference-state.js";
 import type { Scenario } from "../../scenario/scenario.js";
+import { forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement, type ObserveContext } from "../check.js";
 import { compareEndStates, unpairedVerdict } from "../shared/end-state.js";
 import { untilNothingLeft } from "../shared/fault-wait.js";
@@ -54,7 +55,13 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
     const kinds = childKinds(references.get(0)?.children ?? []);
     return kinds.length > 0
       ? kinds
-      : { target: "children", skip: "the operator created no child on its way to the reference" };
+      : {
+          target: "children",
+          skip: forWantOfChildren(
+            references.get(0),
+            "the operator created no child on its way to the reference",
+          ),
+        };
   },
   targetName: (kind) => kind.resource,
   observer: {

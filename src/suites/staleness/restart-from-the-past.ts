@@ -6,6 +6,7 @@ import { liveChildObjects, writeEvidence } from "../../scenario/reference-state.
 import type { Scenario } from "../../scenario/scenario.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { pollUntil, PollTimeoutError } from "../../util/poll.js";
+import { forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement, type ObserveContext } from "../check.js";
 import {
   assertFindable,
@@ -85,7 +86,10 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
       ? creates
       : {
           target: "write sequence",
-          skip: "the operator created nothing on its way to the reference: no past lacks what it made",
+          skip: forWantOfChildren(
+            reference,
+            "the operator created nothing on its way to the reference: no past lacks what it made",
+          ),
         };
   },
   targetName: (line) => line.id,
