@@ -8,7 +8,10 @@ import { errnoText } from "../util/files.js";
 import { asRecord, isRecord } from "../util/records.js";
 import {
   chooseReadiness,
+  fieldsLeftAlone,
   proposeStarterUpdates,
+  schedulePeriodMs,
+  type FieldLeftAlone,
   type ProposedUpdate,
 } from "../contract/crd-schema-guesses.js";
 import {
@@ -87,6 +90,10 @@ export interface OperatorLayout {
   readonly namespaced: Namespaced;
   /** Example updates derived from the CRD's schema (two, of different fields, when it offers them). */
   readonly updates: readonly ProposedUpdate[];
+  /** Spec strings of the sample left out of the updates, and why (a URL, a pattern, a form the kit cannot vary). */
+  readonly leftAlone: readonly FieldLeftAlone[];
+  /** A spec field of the sample that reads as a schedule of the operator's own, and its period. */
+  readonly schedule: { readonly field: string; readonly ms: number } | undefined;
   readonly readiness: "conditions" | "quiet";
   /** The environment variables the main and controller packages read, in the order first read. */
   readonly environment: readonly EnvironmentRead[];
@@ -121,6 +128,8 @@ export function operatorLayout(read: RepositoryRead): OperatorLayout {
     command,
     namespaced,
     updates: proposeStarterUpdates(sample.spec, schema),
+    leftAlone: fieldsLeftAlone(sample.spec, schema),
+    schedule: schedulePeriodMs(sample.spec),
     readiness: chooseReadiness(schema),
     environment: environmentReads(goSources(read)),
     webhooks: findWebhooks(read, main),

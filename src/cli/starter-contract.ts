@@ -225,7 +225,14 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
   // The defaults, from the schema itself, so the starter shows what a field left alone means.
   const defaults = contractSchema.parse({ operator: { command: ["x"] }, crds: ["x"], sample: "x" });
   const at = (path: string) => toPosix(relative(outputDir, path)) || ".";
-  const { command, namespaced, crds, sample, others, updates, readiness } = layout;
+  const { command, namespaced, crds, sample, others, updates, readiness, leftAlone, schedule } = layout;
+  const leftAloneNote =
+    leftAlone.length > 0
+      ? [`Left alone: ${leftAlone.map((f) => `spec.${f.field} (${f.why})`).join("; ")}.`]
+      : [];
+  const formNotes = updates
+    .filter((u) => u.form !== undefined)
+    .map((u) => `spec.${u.field} reads as a ${u.form}: changed to another valid one, not suffixed.`);
 
   const workingDir = at(dir);
   const crdDirs = [...new Set(crds.files.map((f) => at(dirname(f))))];
@@ -306,6 +313,8 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
           value: updates.map((u) => ({ spec: { [u.field]: u.to } })),
           notes: [
             `${updates.length === 1 ? "This one was" : "These were"} derived from the CRD's schema (${updates.map((u) => `spec.${u.field}: ${JSON.stringify(u.from)} -> ${JSON.stringify(u.to)}`).join("; ")}) only as ${updates.length === 1 ? "an example" : "examples"}: pick meaningful ones, changes that alter what the operator creates.`,
+            ...formNotes,
+            ...leftAloneNote,
             ...(updates.length === 1
               ? [
                   "Add a second update, of another field: staleness/missed-intermediate-state and conflict/status-update need two.",
@@ -318,6 +327,7 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
           value: [],
           notes: [
             "None could be derived from the CRD's schema (no integer or plain string field in the sample's spec); add two.",
+            ...leftAloneNote,
           ],
         },
     { key: "generatedUpdates", value: defaults.generatedUpdates },
@@ -332,6 +342,7 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
         value: { cel: quoted("self.status.availableReplicas == self.spec.replicas") },
       },
     },
+    clockField(schedule),
     { key: "quietPeriod", value: defaults.quietPeriod },
     { key: "timeouts", value: defaults.timeouts },
     {
@@ -351,6 +362,46 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
     { key: "promises", value: [], example: { intro: "For example:", value: promisesExample(sample.kind) } },
     { key: "waivers", value: [], example: { intro: "For example:", value: waiversExample() } },
   ];
+}
+
+/** The longest schedule period for which init sets a clock horizon: every life waits about that long. */
+const LONGEST_HORIZON_PERIOD_MS = 5 * 60_000;
+
+/**
+ * `clock`: a horizon of one period and a margin when a spec field of the
+ * sample reads as a schedule of the operator's own that ticks often enough;
+ * otherwise commented out, with why.
+ */
+export function clockField(schedule: OperatorLayout["schedule"]): Field {
+  const example = { horizon: quoted("30s") };
+  if (schedule === undefined) {
+    return {
+      key: "clock",
+      commentedOut: true,
+      value: example,
+      notes: [
+        "For an operator that acts on a clock of its own (a schedule, a timer): how long each life waits for what it makes. Uncomment if its children come from one:",
+      ],
+    };
+  }
+  const seconds = Math.ceil(schedule.ms / 1000);
+  if (schedule.ms > LONGEST_HORIZON_PERIOD_MS) {
+    return {
+      key: "clock",
+      commentedOut: true,
+      value: example,
+      notes: [
+        `spec.${schedule.field} reads as a schedule every ${seconds} s: a horizon that long would make every life that long. Without one, what its clock makes is told apart and left out of comparisons with lives that lack it.`,
+      ],
+    };
+  }
+  return {
+    key: "clock",
+    value: { horizon: quoted(`${seconds + 15}s`) },
+    notes: [
+      `Set because spec.${schedule.field} reads as a schedule every ${seconds} s: each life (every reference and scenario) waits one period and 15 s after the sample's create, so what its first tick makes is in every life and the checks that need children run on it. Each life takes at least that long.`,
+    ],
+  };
 }
 
 /** Fresh nodes per starter: the comments are set on them. */

@@ -281,9 +281,23 @@ export const contractSchema = z
       .boolean({ error: "expected true or false" })
       .default(false)
       .describe(
-        "Also let differential/update-equals-creation compare updates the kit makes up from the CRD's schema, after the contract's own: each top-level spec field the spec has after `updates` and the schema types simply (an integer within its bounds; a string without pattern or format: another enum value, or the value with \"-updated\") changed once, one field after another. Covers fields the updates do not list; a value the schema accepts but the world does not (an image that does not exist) leaves its comparison inconclusive.",
+        "Also let differential/update-equals-creation compare updates the kit makes up from the CRD's schema, after the contract's own: each top-level spec field the spec has after `updates` and the schema types simply (an integer within its bounds; a string without pattern or format: another enum value, another value in its own form for a cron schedule, a duration or a quantity, else the value with \"-updated\"; a URL is left alone) changed once, one field after another. Covers fields the updates do not list; a value the schema accepts but the world does not (an image that does not exist) leaves its comparison inconclusive.",
       ),
     readiness,
+    clock: z
+      .strictObject({
+        horizon: z
+          .string({ error: 'clock.horizon: expected a duration such as "15s" or "2m"' })
+          .regex(DURATION_PATTERN, { error: 'clock.horizon: expected a duration such as "15s" or "2m"' })
+          .optional()
+          .describe(
+            "How long after the sample's create every life (each reference, each scenario) waits before its first convergence counts, so that what the operator's own clock makes by then (a schedule's first ticks) is in every life and compared like any child. Default: none, and what the clock makes is left out of comparisons with a life that lacks it. Each life then takes at least this long.",
+          ),
+      })
+      .default({})
+      .describe(
+        "For an operator that acts on a clock of its own (schedules, timers, resyncs): writes that answer nothing the kit did are told apart either way; this says how long to wait for them.",
+      ),
     quietPeriod: duration("how long the operator must make no write to count as converged", "1.5s"),
     timeouts: z
       .strictObject({

@@ -75,6 +75,8 @@ export interface Contract {
    */
   readonly generatedUpdates?: readonly GeneratedUpdate[];
   readonly readiness: Readiness;
+  /** `clock.horizon`: how long after the sample's create every life waits for what the operator's clock makes. */
+  readonly clock: { readonly horizonMs?: number };
   readonly quietPeriodMs: number;
   readonly timeouts: { readonly convergeMs: number; readonly crdEstablishedMs: number };
   readonly ignoreWrites: readonly { readonly group: string; readonly resource: string }[];
@@ -272,6 +274,7 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
         }
       : {}),
     readiness,
+    clock: doc.clock.horizon === undefined ? {} : { horizonMs: durationMs(doc.clock.horizon) },
     quietPeriodMs: durationMs(doc.quietPeriod),
     timeouts: {
       convergeMs: durationMs(doc.timeouts.converge),

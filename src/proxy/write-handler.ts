@@ -97,7 +97,7 @@ export class WriteHandler {
       actor: write.actor,
       ownerUids: request.ownerUids,
       hasPrecondition: request.precondition !== undefined,
-      countable: tagOf(request.info) === undefined && !request.dryRun,
+      countable: tagOf(request.info, request.parsed) === undefined && !request.dryRun,
       body: request.parsed,
     });
     if (fault?.spec.kind === "fail-with") return this.failWith(request, fault);

@@ -92,6 +92,15 @@ export interface ClockMark {
   readonly by: "queues" | "silence";
   /** What it had pending, as far as that evidence shows. */
   readonly pending: string;
+  /** How long after the kit's create of the custom resource in this life it came (absent before one). */
+  readonly afterSampleMs?: number;
+  /**
+   * Set on a create in a restarted process's first burst, of a kind the
+   * killed process's clock had made, while it had a delayed requeue pending:
+   * a tick that came due while it was down (`quietSinceSeq` is then the
+   * killed process's last write).
+   */
+  readonly catchUp?: true;
 }
 
 export interface WriteQuery extends ObjectMatch {
@@ -179,10 +188,30 @@ export function matchesWrite(query: WriteQuery, entry: WriteEntry): boolean {
   );
 }
 
-/** Events and Leases are bookkeeping, reviews store nothing: tagged so oracles can leave them out. */
-export function tagOf(info: Pick<RequestInfo, "group" | "resource" | "subresource">): WriteTag | undefined {
+/**
+ * The annotation client-go's ConfigMap and Endpoints locks keep the leader
+ * record in: an object that carries it is the operator's manager electing
+ * itself, not the sample's child.
+ */
+export const LEADER_RECORD_ANNOTATION = "control-plane.alpha.kubernetes.io/leader";
+
+/**
+ * Events and Leases are bookkeeping, reviews store nothing: tagged so
+ * oracles can leave them out. A ConfigMap or Endpoints whose body carries a
+ * leader record is a lease of the older kind (`body`: the request's, parsed).
+ */
+export function tagOf(
+  info: Pick<RequestInfo, "group" | "resource" | "subresource">,
+  body?: unknown,
+): WriteTag | undefined {
   if (info.resource === "events" && (info.group === "" || info.group === "events.k8s.io")) return "event";
   if (info.resource === "leases" && info.group === "coordination.k8s.io") return "lease";
+  if (info.group === "" && (info.resource === "configmaps" || info.resource === "endpoints")) {
+    const annotations = (body as { metadata?: { annotations?: unknown } } | undefined)?.metadata?.annotations;
+    if (typeof annotations === "object" && annotations !== null && LEADER_RECORD_ANNOTATION in annotations) {
+      return "lease";
+    }
+  }
   if (
     info.group === "authentication.k8s.io" ||
     info.group === "authorization.k8s.io" ||

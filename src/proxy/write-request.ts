@@ -91,7 +91,7 @@ export function writeEntryOf(
 ): WriteEntry {
   const { info, write, meta } = request;
   const { path: _path, ...identity } = info;
-  const tag = tagOf(info);
+  const tag = tagOf(info, request.parsed);
   const body = request.parsed === undefined ? undefined : redactSecretBody(info, request.parsed);
   return {
     seq,

@@ -40,6 +40,13 @@ export interface ActivityRecord {
   readonly readings?: readonly QueueReading[];
   /** The contract's quiet period: how long silence alone must last. */
   readonly quietPeriodMs: number;
+  /** When the kit created the custom resource in this life (the run's clock): marks say how long after. */
+  readonly sampleCreatedAt?: number;
+  /**
+   * The contract's clock horizon: within it every life waits for the ticks,
+   * so a create after a restart is never taken for a tick's catch-up there.
+   */
+  readonly horizonMs?: number;
 }
 
 /** The clock marks of a scenario's operator writes, by seq: only the writes the clock made have one. */
@@ -50,23 +57,86 @@ export function clockMarks(record: ActivityRecord): Map<number, ClockMark> {
     echoes: ownEchoes(record.writes),
     readingsByRun: byRun(record.readings ?? []),
   };
+  // The kinds each run's clock created (group/resource), and the restarted run's opening burst.
+  const clockKinds = new Map<number | undefined, Set<string>>();
+  let opening: { readonly killed: WriteEntry } | undefined;
   let previous: WriteEntry | undefined;
   let since = { kit: false, restarted: false };
   for (const write of record.writes) {
     if (write.actor === "kit") {
       since = { ...since, kit: true };
+      opening = undefined;
       continue;
     }
     // Events and Leases are the manager's bookkeeping: neither news nor an answer.
     if (write.tag !== undefined) continue;
-    if (previous !== undefined && previous.run !== write.run) since = { ...since, restarted: true };
+    if (previous !== undefined && previous.run !== write.run) {
+      since = { ...since, restarted: true };
+      opening = since.kit ? undefined : { killed: previous };
+    } else if (
+      opening &&
+      previous &&
+      Date.parse(write.time) - Date.parse(previous.time) >= record.quietPeriodMs
+    ) {
+      opening = undefined;
+    }
     const mark =
-      previous !== undefined && !since.kit && !since.restarted ? markOf(context, previous, write) : undefined;
-    if (mark) marks.set(write.seq, mark);
+      previous === undefined
+        ? undefined
+        : ((!since.kit && !since.restarted ? markOf(context, previous, write) : undefined) ??
+          (opening && catchUpOf(context, opening.killed, write, clockKinds.get(opening.killed.run))));
+    if (mark) {
+      marks.set(write.seq, mark);
+      if (write.effect === "created") {
+        const kinds = clockKinds.get(write.run) ?? new Set<string>();
+        kinds.add(kindOf(write));
+        clockKinds.set(write.run, kinds);
+      }
+    }
     previous = write;
     since = { kit: false, restarted: false };
   }
   return marks;
+}
+
+const kindOf = (w: Pick<WriteEntry, "group" | "resource">) => `${w.group}/${w.resource}`;
+
+/**
+ * A create in a restarted process's first burst (no kit write since the
+ * restart, no pause of the quiet period), of a kind the killed process's
+ * clock had created, when the killed process had a delayed requeue pending
+ * (its queues show it; without queues, its clock's creates are the only
+ * evidence, weaker): a tick that came due while it was down. Never within
+ * the clock horizon, where every life has the ticks; never a kind the clock
+ * had not made in this life (a duplicate of an answer after a crash is the
+ * crash suite's to find).
+ */
+function catchUpOf(
+  context: MarkContext,
+  killed: WriteEntry,
+  write: WriteEntry,
+  madeByClock: ReadonlySet<string> | undefined,
+): ClockMark | undefined {
+  const { record } = context;
+  if (write.effect !== "created" || write.code < 200 || write.code >= 300) return undefined;
+  if (!madeByClock?.has(kindOf(write))) return undefined;
+  const at = Date.parse(write.time);
+  const afterSampleMs = record.sampleCreatedAt === undefined ? undefined : at - record.sampleCreatedAt;
+  if (record.horizonMs !== undefined && (afterSampleMs === undefined || afterSampleMs <= record.horizonMs)) {
+    return undefined;
+  }
+  const readings = context.readingsByRun.get(killed.run);
+  if (readings && readings.length > 0 && lastReconcileEnded(readings) !== "requeue-after") return undefined;
+  return {
+    quietSinceSeq: killed.seq,
+    quietSince: killed.time,
+    afterMs: at - Date.parse(killed.time),
+    by: readings && readings.length > 0 ? "queues" : "silence",
+    pending:
+      "created as the restarted process's first answer, of a kind the killed process's clock had made, while it had a delayed requeue pending: a tick that came due while it was down",
+    ...(afterSampleMs === undefined ? {} : { afterSampleMs }),
+    catchUp: true,
+  };
 }
 
 interface MarkContext {
@@ -99,6 +169,14 @@ function firstWhere<T>(list: readonly T[], after: (item: T) => boolean): number 
   return low;
 }
 
+/**
+ * Whether a clock mark falls within the contract's horizon (clock.horizon):
+ * what the clock made by then is in every life, compared like any write.
+ */
+export function withinHorizon(mark: ClockMark, horizonMs: number | undefined): boolean {
+  return horizonMs !== undefined && mark.afterSampleMs !== undefined && mark.afterSampleMs <= horizonMs;
+}
+
 /** The writes with their clock marks attached (a write the clock did not make is returned as it is). */
 export function withClockMarks<W extends WriteEntry>(
   writes: readonly W[],
@@ -115,6 +193,9 @@ export function describeClockWrite(write: Pick<WriteEntry, "seq" | "time" | "clo
   const mark = write.clock;
   if (!mark) return `write ${write.seq}`;
   const at = write.time.slice(11, 23);
+  if (mark.catchUp) {
+    return `write ${write.seq} at ${at}, after a restart (the killed process's last write: ${mark.quietSinceSeq}): ${mark.pending}${mark.by === "silence" ? " (without its queues: weaker evidence)" : ""}`;
+  }
   return `write ${write.seq} at ${at}, ${(mark.afterMs / 1000).toFixed(1)} s after the operator's last write (${mark.quietSinceSeq}) with nothing the kit did and no watch event in between: ${mark.pending}${mark.by === "silence" ? " (told from silence alone: weaker evidence)" : ""}`;
 }
 
@@ -140,7 +221,12 @@ function markOf(context: MarkContext, previous: WriteEntry, write: WriteEntry): 
   const quietSince = Date.parse(previous.time);
   const at = Date.parse(write.time);
   const afterMs = at - quietSince;
-  const base = { quietSinceSeq: previous.seq, quietSince: previous.time, afterMs };
+  const base = {
+    quietSinceSeq: previous.seq,
+    quietSince: previous.time,
+    afterMs,
+    ...(record.sampleCreatedAt === undefined ? {} : { afterSampleMs: at - record.sampleCreatedAt }),
+  };
   const queues = record.readings && queuesBetween(context.readingsByRun.get(write.run) ?? [], quietSince, at);
   if (queues?.kind === "requeue-after") {
     return {

@@ -247,6 +247,13 @@ export class Scenario {
     return created;
   }
 
+  /** When the kit's create of the custom resource in this life was answered (the run's clock); undefined before. */
+  get sampleCreatedAt(): number | undefined {
+    const first = this.spec[0];
+    const answered = first && this.specWriteAnsweredAt.get(first.seq);
+    return answered === undefined ? undefined : Date.parse(answered);
+  }
+
   /** The kit's writes that set the custom resource's spec, in order: the sample's create, then each update. */
   get specWrites(): readonly SpecWrite[] {
     return this.spec;
@@ -327,7 +334,13 @@ export class Scenario {
 
   private async convergeUntimed(what: string, phases: { readyAt: number | undefined }): Promise<KubeObject> {
     const { contract } = this.deps;
-    const stimulusAt = this.deps.clock.now();
+    const now = this.deps.clock.now();
+    // With a clock horizon, no convergence counts before it: what the operator's clock makes by then
+    // is in every life. The wait's stimulus is the horizon, so quiet is counted from it.
+    const { horizonMs } = contract.clock;
+    const horizonAt =
+      horizonMs !== undefined && this.sampleCreatedAt !== undefined ? this.sampleCreatedAt + horizonMs : now;
+    const stimulusAt = Math.max(now, horizonAt);
     const startSeq = this.proxy.writeLog.lastSeq;
     // The sequence number from which the custom resource has been ready without a break.
     let readySince: number | undefined;
@@ -345,6 +358,7 @@ export class Scenario {
     const converged = await untilQuiet(this, {
       awaited: `${what} in ${this.namespace}`,
       stimulusAt,
+      timeoutMs: contract.timeouts.convergeMs + (stimulusAt - now),
       signal: this.deps.signal,
       observe: async () => {
         const object = await this.deps.kube.get(this.customResource);
@@ -456,6 +470,10 @@ export class Scenario {
           deliveries: readLog.delivered,
           ...(readings ? { readings } : {}),
           quietPeriodMs: this.deps.contract.quietPeriodMs,
+          ...(this.sampleCreatedAt === undefined ? {} : { sampleCreatedAt: this.sampleCreatedAt }),
+          ...(this.deps.contract.clock.horizonMs === undefined
+            ? {}
+            : { horizonMs: this.deps.contract.clock.horizonMs }),
         }),
       };
     }

@@ -68,7 +68,7 @@ export const crashDuringCleanup = defineCheck<CleanupCrashTarget, CleanupCrashOb
         writes: reference.deletion.writes,
         ...(reference.roles ? { roles: reference.roles } : {}),
       },
-      context.contract.ignoreWrites,
+      context.contract,
     );
     return [{ before: true } as const, ...lines.map((line) => ({ line }))].map((point) => ({
       point,

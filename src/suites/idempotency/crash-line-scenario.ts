@@ -66,9 +66,7 @@ export function crashLineTargets(
 ): CrashLineTarget[] | Skip {
   const reference = references.get(0);
   if (!reference) return [];
-  const lines = crashLines(reference, contract.ignoreWrites).filter(
-    (l) => (l.write.effect === "created") === creates,
-  );
+  const lines = crashLines(reference, contract).filter((l) => (l.write.effect === "created") === creates);
   if (lines.length === 0) return { target: "write sequence", skip: forWantOfChildren(reference, none) };
   return lines.map((line) => ({
     line,

@@ -1,4 +1,5 @@
-import { describeClockWrite } from "../../scenario/clock-writes.js";
+import type { Contract } from "../../contract/load-contract.js";
+import { describeClockWrite, withinHorizon } from "../../scenario/clock-writes.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import {
   countsToward,
@@ -82,12 +83,14 @@ function claimsOf(body: unknown): string {
  * `excludeNoOps` counts them (successful operator writes in its namespace,
  * Events, Leases, reviews, dry runs and no-ops left out), minus the kinds the
  * contract ignores. With a second life's writes, a line whose meaning that
- * life wrote fewer times is marked `timing`.
+ * life wrote fewer times is marked `timing`; so is a write the operator's
+ * clock made after the contract's clock horizon (or with none).
  */
 export function crashLines(
   reference: Pick<SpecReference, "namespace" | "writes" | "roles" | "secondLife">,
-  ignored: readonly { group: string; resource: string }[],
+  contract: Pick<Contract, "ignoreWrites" | "clock">,
 ): CrashLine[] {
+  const ignored = contract.ignoreWrites;
   const { roles, secondLife } = reference;
   const counted = (life: { readonly namespace: string; readonly writes: readonly WriteEntry[] }) =>
     life.writes.filter((entry) => countsToward({ namespace: life.namespace, excludeNoOps: true }, entry));
@@ -104,11 +107,13 @@ export function crashLines(
       seen.set(meaning, occurrence);
       const other = second.get(meaning) ?? 0;
       const unpaired = unpairedChild(roles, write);
-      const timing = write.clock
-        ? `the operator's clock made it (${describeClockWrite(write)}), not the spec: whether a scenario's life reaches that tick depends on when it runs`
-        : !unpaired && secondLife && other < occurrence
-          ? `a second fault-free life wrote "${meaning}" ${other === 0 ? "never" : `only ${other} time(s)`}, this one at least ${occurrence}: how often it is written depends on timing, so no scenario can count on it`
-          : undefined;
+      // A tick within the clock's horizon is in every life (Scenario.converge waits for it): a line.
+      const timing =
+        write.clock && !withinHorizon(write.clock, contract.clock.horizonMs)
+          ? `the operator's clock made it (${describeClockWrite(write)}), not the spec: whether a scenario's life reaches that tick depends on when it runs`
+          : !unpaired && secondLife && other < occurrence
+            ? `a second fault-free life wrote "${meaning}" ${other === 0 ? "never" : `only ${other} time(s)`}, this one at least ${occurrence}: how often it is written depends on timing, so no scenario can count on it`
+            : undefined;
       return {
         ordinal: index + 1,
         write,

@@ -173,10 +173,13 @@ export function driftTargets(
   }
   const targets: DriftTarget[] = [];
   // A Secret's `data` holds base64: the perturbed value must be base64 too, or the server refuses it.
+  // A Service's port must stay unique among its ports of the same protocol: the next free number.
   const perturbAt = (path: FieldPath, value: unknown) =>
     child.kind === "Secret" && path[0] === "data" && typeof value === "string"
       ? Buffer.from(`${Buffer.from(value, "base64").toString("utf8")}-drift`).toString("base64")
-      : perturb(value);
+      : child.kind === "Service" && isServicePortNumber(path) && typeof value === "number"
+        ? freePort(child.object, path, value)
+        : perturb(value);
   for (const path of candidates) {
     const value = valueAt(child.object, path);
     const perturbed = perturbAt(path, value);
@@ -209,6 +212,25 @@ export function driftTargets(
   return targets.filter(
     (t) => !selection.exclude.some((pattern) => matchesTarget(pattern, t, child.template)),
   );
+}
+
+function isServicePortNumber(path: FieldPath): boolean {
+  return path.length === 4 && path[0] === "spec" && path[1] === "ports" && path[3] === "port";
+}
+
+/** The next port number after `value` no port of the Service with the same protocol uses. */
+function freePort(service: unknown, path: FieldPath, value: number): number {
+  const ports = valueAt(service, ["spec", "ports"]);
+  const protocol = (port: unknown) => text(asRecord(port).protocol) || "TCP";
+  const own = protocol(valueAt(service, path.slice(0, 3)));
+  const taken = new Set(
+    (Array.isArray(ports) ? ports : [])
+      .filter((port) => protocol(port) === own)
+      .map((port) => asRecord(port).port),
+  );
+  let next = value + 1;
+  while (taken.has(next)) next++;
+  return next;
 }
 
 /**

@@ -68,24 +68,33 @@ function wholeNumber(value: unknown): number | undefined {
 
 /**
  * What setting spec `spec` caused in a reference: the operator's creates
- * and effective updates of objects other than the custom resource, after
+ * and effective updates of objects other than the custom resource, in the
+ * reference's namespace or cluster-scoped, after
  * the kit's write of that spec and before the next one, in order, but for
  * those its clock made (clock-writes.ts). A RangeError when the reference
  * never set that spec.
  */
 export function childWritesOfSpec(
-  reference: { readonly writes: readonly WriteEntry[]; readonly specWrites: readonly SpecWrite[] },
+  reference: {
+    readonly writes: readonly WriteEntry[];
+    readonly specWrites: readonly SpecWrite[];
+  },
   spec: number,
   cr: CustomResourceKind,
 ): WriteEntry[] {
   const from = reference.specWrites.find((w) => w.spec === spec)?.seq;
   if (from === undefined) throw new RangeError(`the reference has no write of spec ${spec}`);
   const until = reference.specWrites.find((w) => w.spec === spec + 1)?.seq ?? Number.POSITIVE_INFINITY;
+  // The life's namespace: the custom resource's, as the operator's status writes name it.
+  const home = reference.writes.find((w) => w.group === cr.group && w.resource === cr.resource)?.namespace;
   return reference.writes.filter(
     (entry) =>
       entry.seq > from &&
       entry.seq < until &&
       entry.actor === "operator" &&
+      // The life's own namespace (or cluster-scoped): what the operator writes elsewhere (its
+      // manager's records in its own namespace) is not the sample's child.
+      (entry.namespace === undefined || home === undefined || entry.namespace === home) &&
       !entry.tag &&
       // What the clock made (a schedule's tick) is no answer to the spec.
       !entry.clock &&

@@ -80,7 +80,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
   targets({ contract, references }) {
     const reference = references.get(0);
     const creates = reference
-      ? crashLines(reference, contract.ignoreWrites).filter((l) => l.write.effect === "created")
+      ? crashLines(reference, contract).filter((l) => l.write.effect === "created")
       : [];
     return creates.length > 0
       ? creates

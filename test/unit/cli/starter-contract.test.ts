@@ -1,7 +1,7 @@
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import type { OperatorLayout } from "../../../src/cli/operator-layout.js";
-import { goRunStartTimeout, starterContract } from "../../../src/cli/starter-contract.js";
+import { clockField, goRunStartTimeout, starterContract } from "../../../src/cli/starter-contract.js";
 import {
   contractJsonSchema,
   contractSchema,
@@ -26,6 +26,8 @@ const LAYOUT: OperatorLayout = {
   },
   namespaced: { arg: "--watch-namespace", why: "cmd/main.go defines the flag --watch-namespace" },
   updates: [{ field: "size", from: 1, to: 2 }],
+  leftAlone: [],
+  schedule: undefined,
   readiness: "conditions",
   environment: [],
   webhooks: undefined,
@@ -288,5 +290,27 @@ describe("goRunStartTimeout", () => {
     [600.5, "961s"],
   ])("a build of %s s gives %s", (seconds, value) => {
     expect(goRunStartTimeout(seconds).value).toBe(value);
+  });
+});
+
+describe("clockField", () => {
+  it("sets a horizon of one period and 15 s for a schedule that ticks every minute", () => {
+    expect(clockField({ field: "schedule", ms: 60_000 })).toMatchObject({
+      key: "clock",
+      value: { horizon: expect.objectContaining({}) },
+      notes: [expect.stringContaining("spec.schedule reads as a schedule every 60 s")],
+    });
+    const text = write({ schedule: { field: "schedule", ms: 60_000 } });
+    expect(text).toMatch(/^clock:$/m);
+    expect(text).toMatch(/^ {2}horizon: "75s"$/m);
+  });
+
+  it("leaves it commented out, saying why, for an hourly schedule or none", () => {
+    expect(clockField({ field: "schedule", ms: 3_600_000 })).toMatchObject({ commentedOut: true });
+    expect(clockField(undefined)).toMatchObject({ commentedOut: true });
+    const text = write();
+    expect(text).toMatch(/^# clock:$/m);
+    expect(text).toMatch(/^# {3}horizon: "30s"$/m);
+    expect(text).not.toMatch(/^clock:$/m);
   });
 });

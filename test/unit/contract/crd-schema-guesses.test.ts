@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   chooseReadiness,
+  fieldsLeftAlone,
   proposeStarterUpdates,
   proposeUpdates,
+  schedulePeriodMs,
+  stringVariation,
   type ProposedUpdate,
 } from "../../../src/contract/crd-schema-guesses.js";
 
@@ -135,5 +138,75 @@ describe("proposeStarterUpdates", () => {
     const updates = proposeStarterUpdates(spec, schema);
     expect(updates.map((u) => u.field)).toEqual(fields);
     expect(new Set(updates.map((u) => u.field)).size).toBe(updates.length);
+  });
+});
+
+describe("stringVariation: another value in the string's own form, or why none", () => {
+  it.each<[string, string, string, Record<string, unknown>, { to: string; form?: string } | { why: RegExp }]>(
+    [
+      // A CronJob-style operator's schedule: a suffix its parser may read as the same schedule.
+      [
+        "every minute becomes every two",
+        "schedule",
+        "*/1 * * * *",
+        {},
+        { to: "*/2 * * * *", form: "cron schedule" },
+      ],
+      [
+        "a fixed minute moves half an hour",
+        "schedule",
+        "5 3 * * *",
+        {},
+        { to: "35 3 * * *", form: "cron schedule" },
+      ],
+      ["every minute as a star", "cron", "* * * * *", {}, { to: "*/2 * * * *", form: "cron schedule" }],
+      ["a shorthand", "schedule", "@hourly", {}, { to: "@daily", form: "cron schedule" }],
+      ["a duration doubles", "interval", "30s", {}, { to: "60s", form: "duration" }],
+      ["a compound duration", "period", "1m30s", {}, { to: "2m30s", form: "duration" }],
+      ["a quantity doubles", "storage", "512Mi", {}, { to: "1024Mi", form: "quantity" }],
+      ["a plain string gets a suffix", "greeting", "hello", {}, { to: "hello-updated" }],
+      ["an image gets another tag", "image", "web:1", {}, { to: "web:1-updated" }],
+      ["a URL is left alone", "endpoint", "https://example.com/hook", {}, { why: /URL/ }],
+      ["a pattern is left alone", "name", "abc", { pattern: "^[a-z]+$" }, { why: /pattern/ }],
+      ["a format is left alone", "since", "2026-01-01", { format: "date" }, { why: /format date/ }],
+      [
+        "a time field in a form the kit does not know",
+        "schedule",
+        "every monday",
+        {},
+        { why: /parses it as time/ },
+      ],
+      ["a name with no room for a suffix", "name", "a".repeat(60), {}, { why: /no room/ }],
+      ["beyond maxLength", "tag", "abcd", { maxLength: 6 }, { why: /maxLength/ }],
+    ],
+  )("%s", (_name, field, value, property, expected) => {
+    const variation = stringVariation(field, value, { type: "string", ...property });
+    if ("why" in expected) expect("why" in variation && variation.why).toMatch(expected.why);
+    else expect(variation).toEqual(expected);
+  });
+
+  it("leaves the schedule out of the proposed updates only when it cannot vary it, and says why", () => {
+    const schema = withSpec({ schedule: { type: "string" }, endpoint: { type: "string" } });
+    const spec = { schedule: "*/1 * * * *", endpoint: "https://example.com" };
+    expect(proposeUpdates(spec, schema)).toEqual([
+      { field: "schedule", from: "*/1 * * * *", to: "*/2 * * * *", form: "cron schedule" },
+    ]);
+    expect(fieldsLeftAlone(spec, schema)).toEqual([
+      { field: "endpoint", why: "a URL the operator would connect to" },
+    ]);
+  });
+});
+
+describe("schedulePeriodMs", () => {
+  it.each<[string, unknown, { field: string; ms: number } | undefined]>([
+    ["a cron schedule every minute", { schedule: "*/1 * * * *" }, { field: "schedule", ms: 60_000 }],
+    ["every five minutes", { cron: "*/5 * * * *" }, { field: "cron", ms: 300_000 }],
+    ["a fixed minute: hourly", { schedule: "0 * * * *" }, { field: "schedule", ms: 3_600_000 }],
+    ["an interval as a duration", { syncInterval: "45s" }, { field: "syncInterval", ms: 45_000 }],
+    ["a timeout is no schedule", { timeout: "30s" }, undefined],
+    ["a duration under another name is no schedule", { grace: "30s" }, undefined],
+    ["nothing", { replicas: 1 }, undefined],
+  ])("%s", (_name, spec, expected) => {
+    expect(schedulePeriodMs(spec)).toEqual(expected);
   });
 });

@@ -51,6 +51,20 @@ describe("WriteLog", () => {
     );
   });
 
+  it("tags a ConfigMap or Endpoints that carries a leader record as a lease: the manager's, not a child", () => {
+    const leader = { metadata: { annotations: { "control-plane.alpha.kubernetes.io/leader": "{}" } } };
+    expect(tagOf(classifyRequest("PUT", "/api/v1/namespaces/default/configmaps/op-leader"), leader)).toBe(
+      "lease",
+    );
+    expect(tagOf(classifyRequest("PUT", "/api/v1/namespaces/default/endpoints/op-leader"), leader)).toBe(
+      "lease",
+    );
+    expect(
+      tagOf(classifyRequest("PUT", "/api/v1/namespaces/ns/configmaps/web"), { data: {} }),
+    ).toBeUndefined();
+    expect(tagOf(classifyRequest("PUT", "/api/v1/namespaces/ns/secrets/s"), leader)).toBeUndefined();
+  });
+
   it("tags Events, Leases and requests that store nothing", () => {
     expect(tagOf(classifyRequest("POST", "/api/v1/namespaces/ns/events"))).toBe("event");
     expect(tagOf(classifyRequest("POST", "/apis/events.k8s.io/v1/namespaces/ns/events"))).toBe("event");

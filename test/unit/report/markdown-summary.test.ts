@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { renderSummary } from "../../../src/report/console-reporter.js";
 import { mermaidLabel, renderMarkdownSummary } from "../../../src/report/markdown-summary.js";
 import type { Evidence } from "../../../src/report/report-model.js";
 import { reportFixture } from "../../support/report-fixture.js";
@@ -76,6 +77,22 @@ function bytes(text: string): number {
 
 describe("renderMarkdownSummary", () => {
   const markdown = renderMarkdownSummary(report, { docsBaseUrl: "https://github.com/o/r/blob/v1.2.0/" });
+
+  it("says the run's notices once, under the headline, before the checks (and the console summary at its top)", () => {
+    const notices = [
+      "no check judged any child: the operator created none on its way to any reference state",
+      "the operator acts on a clock of its own: 2 write(s) <of> its lives",
+    ];
+    const noted = renderMarkdownSummary({ ...report, notices });
+    const at = (text: string) => noted.indexOf(text);
+    expect(at("> **Note:** no check judged any child")).toBeGreaterThan(at("**Contract:**"));
+    expect(at("> **Note:** the operator acts on a clock of its own")).toBeLessThan(at("| Check |"));
+    expect(noted).toContain("2 write(s) &#60;of&#62; its lives");
+    expect(markdown).not.toContain("**Note:**");
+    const console = renderSummary({ ...report, notices });
+    expect(console.split("\n").slice(1, 3)).toEqual(notices.map((n) => `NOTE: ${n}`));
+    expect(renderSummary(report)).not.toContain("NOTE:");
+  });
 
   it("opens with the overall result, the counts per status, the time, the contract and the cluster", () => {
     expect(markdown.startsWith("## ❌ reconcile-conformance: failed\n")).toBe(true);

@@ -170,3 +170,52 @@ describe("clockMarks", () => {
     );
   });
 });
+
+describe("clockMarks of a tick that came due while the operator was down", () => {
+  // Run 1 makes Job -1 on a tick (a clock write), its last reconcile asks for a delayed requeue, and
+  // it is killed; run 2's first burst creates Job -2: the tick due while it was down.
+  const caughtUp = writeEntry({
+    seq: 9,
+    time: at(6_300),
+    run: 2,
+    verb: "create",
+    group: "batch",
+    resource: "jobs",
+    name: "nightly-1796610720",
+    code: 201,
+    effect: "created",
+    resourceVersion: "150",
+  });
+  const restartedStatus = writeEntry({ ...status, seq: 8, time: at(6_200), run: 2, resourceVersion: "149" });
+  const writes = [status, tick, restartedStatus, caughtUp];
+  const killedRunReadings = readings("requeue_after");
+
+  it.each<[string, Partial<ActivityRecord> & { writes: WriteEntry[] }, boolean]>([
+    ["a Job, the kind the killed run's clock made, in the restarted run's first burst", { writes }, true],
+    [
+      "a kind the killed run's clock never made: the crash suite's to judge",
+      { writes: [status, tick, restartedStatus, { ...caughtUp, resource: "configmaps", group: "" }] },
+      false,
+    ],
+    [
+      "within the clock horizon, where every life has the ticks",
+      { writes, sampleCreatedAt: T0 - 1_000, horizonMs: 10_000 },
+      false,
+    ],
+    ["after the horizon", { writes, sampleCreatedAt: T0 - 1_000, horizonMs: 5_000 }, true],
+    [
+      "a kit write after the restart: the create may answer it",
+      { writes: [status, tick, { ...kitTouch, seq: 7, time: at(6_100) }, restartedStatus, caughtUp] },
+      false,
+    ],
+  ])("%s", (_name, fields, marked) => {
+    const mark = clockMarks(record({ readings: killedRunReadings, ...fields })).get(caughtUp.seq);
+    expect(mark?.catchUp ?? false).toBe(marked);
+  });
+
+  it("not when the killed run had nothing pending", () => {
+    // Its tick's create marked by silence (no readings over it), its queues ending with nothing pending.
+    const nothingPending = readings("success").map((r) => ({ ...r, at: r.at + 5_500 }));
+    expect(clockMarks(record({ writes, readings: nothingPending })).get(caughtUp.seq)).toBeUndefined();
+  });
+});

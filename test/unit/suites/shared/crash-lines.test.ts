@@ -55,6 +55,8 @@ const status = (conditions: Record<string, string>, fields: Partial<WriteEntry> 
     ...fields,
   });
 
+const NO_CLOCK = { ignoreWrites: [], clock: {} };
+
 describe("crashLines", () => {
   it("numbers the writes a crash-after ordinal counts, and leaves out ignored kinds without renumbering", () => {
     const lines = crashLines(
@@ -77,7 +79,7 @@ describe("crashLines", () => {
         }),
         status({}),
       ]),
-      [{ group: "", resource: "services" }],
+      { ignoreWrites: [{ group: "", resource: "services" }], clock: {} },
     );
     expect(lines.map((l) => l.id)).toEqual([
       "create deployments.apps/web",
@@ -91,7 +93,7 @@ describe("crashLines", () => {
   it("names a generateName create by its prefix", () => {
     const [line] = crashLines(
       reference([write({ resource: "pods", name: "web-x7k2p", generateName: "web-" })]),
-      [],
+      NO_CLOCK,
     );
     expect(line?.id).toBe("create pods/web-*");
   });
@@ -122,7 +124,7 @@ describe("crash lines by meaning", () => {
     ];
     const lines = crashLines(
       { ...reference(first), secondLife: { namespace: "second", writes: second } },
-      [],
+      NO_CLOCK,
     );
     expect(lines.map((l) => [l.id, l.occurrence, l.timing !== undefined])).toEqual([
       ["create configmaps/c", 1, false],
@@ -159,7 +161,7 @@ describe("crash lines by meaning", () => {
           ],
         },
       },
-      [],
+      NO_CLOCK,
     );
     expect(lines[0]?.timing).toBeUndefined();
     expect(lines[0]?.unpaired).toMatch(
@@ -174,9 +176,9 @@ describe("crash lines by meaning", () => {
       },
       { namespace: "second", children: [configMap("cfg", "second"), configMap("a-3333", "second")] },
     );
-    expect(crashLines({ ...reference([write({ name: "cfg" })]), roles: fixed }, [])[0]).not.toHaveProperty(
-      "unpaired",
-    );
+    expect(
+      crashLines({ ...reference([write({ name: "cfg" })]), roles: fixed }, NO_CLOCK)[0],
+    ).not.toHaveProperty("unpaired");
     expect(() => assertFindable(lines[0] as CrashLine)).toThrow(Inconclusive);
   });
 
@@ -187,7 +189,7 @@ describe("crash lines by meaning", () => {
         write({ verb: "update", name: "c", effect: "changed" }),
         status({ Ready: "True" }),
       ]),
-      [],
+      NO_CLOCK,
     );
     const notReached = { status: "not-reached" as const, writes: [] };
     expect(lines.map((l) => missedCrash(l, notReached)?.status)).toEqual([
@@ -195,7 +197,7 @@ describe("crash lines by meaning", () => {
       "inconclusive",
       "skipped",
     ]);
-    const again = crashLines(reference([write({ name: "c" }), write({ name: "c" })]), []);
+    const again = crashLines(reference([write({ name: "c" }), write({ name: "c" })]), NO_CLOCK);
     expect(missedCrash(again[1]!, notReached)?.status).toBe("skipped");
   });
 

@@ -63,6 +63,26 @@ describe("driftTargets", () => {
     ]);
   });
 
+  it("a Service port perturbed to a number no other port of its protocol uses: the server refuses duplicates", () => {
+    const twoPorts = {
+      ...service,
+      spec: {
+        ...service.spec,
+        ports: [
+          { name: "admin", port: 8081, protocol: "TCP", targetPort: 8081 },
+          { name: "http", port: 8080, protocol: "TCP", targetPort: 8080 },
+          { name: "dns", port: 8082, protocol: "UDP", targetPort: 53 },
+        ],
+      },
+    };
+    const perturbed = Object.fromEntries(
+      driftTargets({ kind: "Service", object: twoPorts }, none).map((t) => [formatPath(t.path), t.perturbed]),
+    );
+    expect(perturbed["spec.ports[1].port"]).toBe(8082);
+    expect(perturbed["spec.ports[0].port"]).toBe(8082);
+    expect(perturbed["spec.ports[2].port"]).toBe(8083);
+  });
+
   it("a Deployment: replicas the operator manages, template labels outside the selector, each container's image, args and env; never the selector", () => {
     expect(
       driftTargets({ kind: "Deployment", object: deployment }, none).map((t) => formatPath(t.path)),
