@@ -140,6 +140,14 @@ const (
 	// position: an order alone is never rewritten, and a drifted port is
 	// repaired where it stands.
 	RandomPortOrder Bug = "random-port-order"
+	// LeaderConfigMap keeps, besides everything the reference does, a
+	// leader-election record of its own as client-go's old ConfigMap lock
+	// did: the ConfigMap webapp-operator-leader-<watch namespace> in the
+	// namespace default, its control-plane.alpha.kubernetes.io/leader
+	// annotation a JSON leader record, written when the manager starts and
+	// renewed every LeaderRenewInterval by a manager Runnable (leader.go),
+	// never by the reconciler.
+	LeaderConfigMap Bug = "leader-configmap"
 )
 
 // PollInterval is how often the FlipWithinReconcile mutant reconciles again
@@ -164,7 +172,7 @@ var AllBugs = []Bug{
 // heartbeat under `variants`: every check must pass on them.
 var Variants = []Bug{
 	Heartbeat, UIDPrefixName, HashName, GeneratedSecret, StatusJitter, ApplyChild,
-	RandomPortOrder,
+	RandomPortOrder, LeaderConfigMap,
 }
 
 // generatesSecret: the Bugs with the <name>-auth Secret.
