@@ -148,6 +148,10 @@ const (
 	// renewed every LeaderRenewInterval by a manager Runnable (leader.go),
 	// never by the reconciler.
 	LeaderConfigMap Bug = "leader-configmap"
+	// DotFinalizer names its finalizer dot-qualified, DotFinalizerName
+	// (deletion.finalizers.webapps.<the CRD's group>), instead of the
+	// reference's <group>/directory.
+	DotFinalizer Bug = "dot-finalizer"
 )
 
 // PollInterval is how often the FlipWithinReconcile mutant reconciles again
@@ -172,7 +176,7 @@ var AllBugs = []Bug{
 // heartbeat under `variants`: every check must pass on them.
 var Variants = []Bug{
 	Heartbeat, UIDPrefixName, HashName, GeneratedSecret, StatusJitter, ApplyChild,
-	RandomPortOrder, LeaderConfigMap,
+	RandomPortOrder, LeaderConfigMap, DotFinalizer,
 }
 
 // generatesSecret: the Bugs with the <name>-auth Secret.
