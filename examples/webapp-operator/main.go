@@ -136,6 +136,12 @@ func run() error {
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
+	if bug == controller.LeaderConfigMap {
+		// The variant: a leader record of its own in the namespace default, beside the controller.
+		if err := controller.AddLeaderRecord(mgr, reconciler.Client, watchNamespace); err != nil {
+			return fmt.Errorf("leader record: %w", err)
+		}
+	}
 	if enableWebhooks {
 		if err := webhooks.Setup(mgr); err != nil {
 			return fmt.Errorf("webhooks: %w", err)

@@ -133,6 +133,25 @@ const (
 	// (an apply that creates it is a create) when it differs, instead of
 	// create and update.
 	ApplyChild Bug = "apply-child"
+	// RandomPortOrder gives the Service a second, named port (admin, the
+	// spec's port + 1) and lists the Service's ports in a random order each
+	// time it builds the Service, as an operator that builds them from a Go
+	// map does. Its drift repair compares the ports by name, never by
+	// position: an order alone is never rewritten, and a drifted port is
+	// repaired where it stands.
+	RandomPortOrder Bug = "random-port-order"
+	// LeaderConfigMap keeps, besides everything the reference does, a
+	// leader-election record of its own as client-go's old ConfigMap lock
+	// did: the ConfigMap webapp-operator-leader-<watch namespace> in the
+	// namespace default, its control-plane.alpha.kubernetes.io/leader
+	// annotation a JSON leader record, written when the manager starts and
+	// renewed every LeaderRenewInterval by a manager Runnable (leader.go),
+	// never by the reconciler.
+	LeaderConfigMap Bug = "leader-configmap"
+	// DotFinalizer names its finalizer dot-qualified, DotFinalizerName
+	// (deletion.finalizers.webapps.<the CRD's group>), instead of the
+	// reference's <group>/directory.
+	DotFinalizer Bug = "dot-finalizer"
 )
 
 // PollInterval is how often the FlipWithinReconcile mutant reconciles again
@@ -155,7 +174,10 @@ var AllBugs = []Bug{
 // Variants lists the legitimate alternatives to the reference behaviour:
 // selected like a mutant, but correct. The kill matrix lists each but the
 // heartbeat under `variants`: every check must pass on them.
-var Variants = []Bug{Heartbeat, UIDPrefixName, HashName, GeneratedSecret, StatusJitter, ApplyChild}
+var Variants = []Bug{
+	Heartbeat, UIDPrefixName, HashName, GeneratedSecret, StatusJitter, ApplyChild,
+	RandomPortOrder, LeaderConfigMap, DotFinalizer,
+}
 
 // generatesSecret: the Bugs with the <name>-auth Secret.
 func (b Bug) generatesSecret() bool { return b == GeneratedSecret || b == RegenerateSecret }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
+	mathrand "math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,34 +185,111 @@ func containerPortsEqual(live, desired []corev1.ContainerPort) bool {
 	})
 }
 
-func desiredService(app *demov1.WebApp) *corev1.Service {
+func (r *Reconciler) desiredService(app *demov1.WebApp) *corev1.Service {
+	ports := []corev1.ServicePort{{
+		Name:       portName,
+		Port:       app.Spec.Port,
+		TargetPort: intstr.FromInt32(app.Spec.Port),
+		Protocol:   corev1.ProtocolTCP,
+	}}
+	if r.Bug == RandomPortOrder {
+		ports = randomOrderPorts(app.Spec.Port)
+	}
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace, Labels: childLabels(app)},
 		Spec: corev1.ServiceSpec{
 			Selector: selectorLabels(app),
-			Ports: []corev1.ServicePort{{
-				Name:       portName,
-				Port:       app.Spec.Port,
-				TargetPort: intstr.FromInt32(app.Spec.Port),
-				Protocol:   corev1.ProtocolTCP,
-			}},
+			Ports:    ports,
 		},
 	}
 }
 
+// adminPortName is the RandomPortOrder variant's second Service port.
+const adminPortName = "admin"
+
+// adminPort is the RandomPortOrder variant's admin port: the spec's port + 1
+// (the one below when the spec's port is the highest there is).
+func adminPort(port int32) int32 {
+	if port == 65535 {
+		return port - 1
+	}
+	return port + 1
+}
+
+// randomOrderPorts is the RandomPortOrder variant's ports, built from a map
+// by name as some operators do: their order is whatever the map's iteration
+// gives, a new one each time they are built (shuffled here, so every order
+// is as likely, whatever the runtime's map iteration happens to do).
+func randomOrderPorts(port int32) []corev1.ServicePort {
+	byName := map[string]int32{portName: port, adminPortName: adminPort(port)}
+	ports := make([]corev1.ServicePort, 0, len(byName))
+	for name, number := range byName {
+		ports = append(ports, corev1.ServicePort{
+			Name: name, Port: number, TargetPort: intstr.FromInt32(number), Protocol: corev1.ProtocolTCP,
+		})
+	}
+	mathrand.Shuffle(len(ports), func(i, j int) { ports[i], ports[j] = ports[j], ports[i] })
+	return ports
+}
+
 // syncService restores selector and ports; clusterIP, nodePorts and the rest stay as the server set them.
-func syncService(live, desired *corev1.Service) bool {
+func (r *Reconciler) syncService(live, desired *corev1.Service) bool {
 	changed := syncLabels(&live.ObjectMeta, desired.Labels)
 	if !maps.Equal(live.Spec.Selector, desired.Spec.Selector) {
 		live.Spec.Selector = desired.Spec.Selector
 		changed = true
 	}
-	portsEqual := slices.EqualFunc(live.Spec.Ports, desired.Spec.Ports, func(a, b corev1.ServicePort) bool {
-		return a.Name == b.Name && a.Port == b.Port && a.TargetPort == b.TargetPort && a.Protocol == b.Protocol
-	})
+	if r.Bug == RandomPortOrder {
+		// The variant: ports are keyed by name, so their order is nobody's business.
+		return syncPortsByName(&live.Spec.Ports, desired.Spec.Ports) || changed
+	}
+	portsEqual := slices.EqualFunc(live.Spec.Ports, desired.Spec.Ports, servicePortEqual)
 	if !portsEqual {
 		live.Spec.Ports = desired.Spec.Ports
 		changed = true
+	}
+	return changed
+}
+
+// servicePortEqual compares the fields of a Service port this operator manages.
+func servicePortEqual(a, b corev1.ServicePort) bool {
+	return a.Name == b.Name && a.Port == b.Port && a.TargetPort == b.TargetPort && a.Protocol == b.Protocol
+}
+
+// syncPortsByName makes *live hold exactly the desired ports, matched by
+// name: a port whose managed fields differ is repaired where it stands (its
+// nodePort and appProtocol kept), a port of another name is dropped, a
+// missing one appended. The live order is kept: an order alone is no
+// difference. Reports whether anything changed.
+func syncPortsByName(live *[]corev1.ServicePort, desired []corev1.ServicePort) bool {
+	changed := false
+	wanted := map[string]corev1.ServicePort{}
+	for _, p := range desired {
+		wanted[p.Name] = p
+	}
+	kept := (*live)[:0:0]
+	seen := map[string]bool{}
+	for _, got := range *live {
+		want, ok := wanted[got.Name]
+		if !ok || seen[got.Name] {
+			changed = true // not ours (or a second port of one name): it goes
+			continue
+		}
+		seen[got.Name] = true
+		if !servicePortEqual(got, want) {
+			got.Port, got.TargetPort, got.Protocol = want.Port, want.TargetPort, want.Protocol
+			changed = true
+		}
+		kept = append(kept, got)
+	}
+	for _, want := range desired {
+		if !seen[want.Name] {
+			kept = append(kept, want)
+			changed = true
+		}
+	}
+	if changed {
+		*live = kept
 	}
 	return changed
 }

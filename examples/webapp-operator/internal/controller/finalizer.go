@@ -34,6 +34,18 @@ import (
 // FinalizerName guards a WebApp's directory entry.
 const FinalizerName = "demo.reconcile-conformance.dev/directory"
 
+// DotFinalizerName is the DotFinalizer variant's finalizer: the same guard,
+// named dot-qualified after the CRD's group (webapps.<group>), with no slash.
+const DotFinalizerName = "deletion.finalizers.webapps.demo.reconcile-conformance.dev"
+
+// finalizerName is the finalizer this operator puts on its WebApps.
+func (r *Reconciler) finalizerName() string {
+	if r.Bug == DotFinalizer {
+		return DotFinalizerName
+	}
+	return FinalizerName
+}
+
 // directoryPrefix names a WebApp's entry: directory-<uid>, one per life.
 const directoryPrefix = "directory-"
 
@@ -107,10 +119,10 @@ func (m *directoryMemory) recall(uid types.UID) (string, bool) {
 // ensureFinalizer adds the finalizer before anything is registered outside
 // the owner-reference tree, so no entry can outlive a WebApp unguarded.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, app *demov1.WebApp) error {
-	if controllerutil.ContainsFinalizer(app, FinalizerName) {
+	if controllerutil.ContainsFinalizer(app, r.finalizerName()) {
 		return nil
 	}
-	controllerutil.AddFinalizer(app, FinalizerName)
+	controllerutil.AddFinalizer(app, r.finalizerName())
 	return r.Client.Update(ctx, app)
 }
 
@@ -148,7 +160,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *demov1.WebApp, changes c
 			return err
 		}
 	}
-	if !controllerutil.ContainsFinalizer(app, FinalizerName) {
+	if !controllerutil.ContainsFinalizer(app, r.finalizerName()) {
 		return nil
 	}
 	if r.Bug == ReleaseBeforeCleanup {
@@ -188,6 +200,6 @@ func (r *Reconciler) deleteDirectoryEntry(ctx context.Context, namespace, name s
 }
 
 func (r *Reconciler) release(ctx context.Context, app *demov1.WebApp) error {
-	controllerutil.RemoveFinalizer(app, FinalizerName)
+	controllerutil.RemoveFinalizer(app, r.finalizerName())
 	return r.Client.Update(ctx, app)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,6 +52,14 @@ func (e *env) runOperator(bug Bug, rec *recorder) {
 	e.must(err)
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme, Clock: clock.RealClock{}, Bug: bug}
 	e.must(r.SetupWithManager(mgr))
+	if bug == LeaderConfigMap {
+		// As main.go adds it: the record of an operator that watches the test's namespace.
+		e.must(AddLeaderRecord(mgr, mgr.GetClient(), e.ns))
+		e.t.Cleanup(func() {
+			record := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: LeaderRecordNamespace, Name: LeaderRecordName(e.ns)}}
+			_ = e.c.Delete(context.Background(), record)
+		})
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(ctx) }()

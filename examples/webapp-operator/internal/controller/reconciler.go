@@ -203,10 +203,10 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, 
 		// (CrashGap's mistake: the Service is made only alongside the Deployment.)
 		_, _, err = r.ensureChild(ctx, app, child{
 			kind:    "Service",
-			desired: desiredService(app),
+			desired: r.desiredService(app),
 			empty:   func() client.Object { return &corev1.Service{} },
 			sync: func(live, desired client.Object) bool {
-				return syncService(live.(*corev1.Service), desired.(*corev1.Service))
+				return r.syncService(live.(*corev1.Service), desired.(*corev1.Service))
 			},
 			owned:   true,
 			changes: changes,
