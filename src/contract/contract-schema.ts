@@ -326,7 +326,9 @@ export const contractSchema = z
           .describe('Default drift targets to leave out, e.g. "Deployment/spec.replicas".'),
       })
       .default({ include: [], exclude: [] })
-      .describe("Which managed fields of the children the drift suite perturbs."),
+      .describe(
+        "Which managed fields of the children the drift suite perturbs. A position in a keyed list (spec.ports[1]) counts in the list's key order (by name, else type, else a value key such as port), whatever order the operator wrote it in.",
+      ),
     suites: z
       .array(z.enum(SUITES, { error: `expected one of ${SUITES.join(", ")}` }))
       .default([...SUITES])

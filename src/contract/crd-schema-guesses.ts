@@ -104,7 +104,11 @@ export function stringVariation(
       ? { to, form }
       : { why: `a ${form} the kit found no other valid value of` };
   if (property.pattern !== undefined) return { why: "a pattern the kit cannot satisfy with certainty" };
-  if (property.format !== undefined) return { why: `format ${String(property.format)}` };
+  if (property.format !== undefined) {
+    return {
+      why: `format ${typeof property.format === "string" ? property.format : JSON.stringify(property.format)}`,
+    };
+  }
   if (CRON_SHORTHAND.includes(value)) {
     return checked(value === "@hourly" ? "@daily" : "@hourly", "cron schedule");
   }

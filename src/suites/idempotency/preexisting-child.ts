@@ -17,6 +17,8 @@ import { forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
+  freeServicePort,
+  isServicePortNumber,
   formatPath,
   shownValue,
   valueAt,
@@ -187,7 +189,8 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
       return {
         name,
         child: { group: child.group, resource: child.resource, name: child.ref.name },
-        fields,
+        // As the kit created them: a port moved on to stay unique shows the number it got.
+        fields: fields.map((t) => ({ ...t, perturbed: valueAt(copy, t.path) })),
         ...(notJudged.length > 0 ? { notJudged } : {}),
         ...(readyWhileDiffering ? { readyWhileDiffering } : {}),
         ...(last ? { last } : {}),
@@ -272,7 +275,15 @@ export function foreignCopy(
   for (const path of ALLOCATED) removeAt(copy, path);
   for (const port of asArray(valueAt(copy, ["spec", "ports"])))
     delete (port as { nodePort?: unknown }).nodePort;
-  for (const target of targets) setAt(copy, target.path, target.perturbed);
+  for (const target of targets) {
+    // Several ports perturbed at once must stay unique among themselves, or the server refuses the copy.
+    const original = valueAt(copy, target.path);
+    const value =
+      child.ref.kind === "Service" && isServicePortNumber(target.path) && typeof original === "number"
+        ? freeServicePort(copy, target.path, original)
+        : target.perturbed;
+    setAt(copy, target.path, value);
+  }
   return copy;
 }
 

@@ -178,7 +178,7 @@ export function driftTargets(
     child.kind === "Secret" && path[0] === "data" && typeof value === "string"
       ? Buffer.from(`${Buffer.from(value, "base64").toString("utf8")}-drift`).toString("base64")
       : child.kind === "Service" && isServicePortNumber(path) && typeof value === "number"
-        ? freePort(child.object, path, value)
+        ? freeServicePort(child.object, path, value)
         : perturb(value);
   for (const path of candidates) {
     const value = valueAt(child.object, path);
@@ -214,12 +214,13 @@ export function driftTargets(
   );
 }
 
-function isServicePortNumber(path: FieldPath): boolean {
+/** Whether a path is a Service port's number (`spec.ports[i].port`). */
+export function isServicePortNumber(path: FieldPath): boolean {
   return path.length === 4 && path[0] === "spec" && path[1] === "ports" && path[3] === "port";
 }
 
 /** The next port number after `value` no port of the Service with the same protocol uses. */
-function freePort(service: unknown, path: FieldPath, value: number): number {
+export function freeServicePort(service: unknown, path: FieldPath, value: number): number {
   const ports = valueAt(service, ["spec", "ports"]);
   const protocol = (port: unknown) => text(asRecord(port).protocol) || "TCP";
   const own = protocol(valueAt(service, path.slice(0, 3)));

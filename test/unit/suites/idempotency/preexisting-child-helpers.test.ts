@@ -66,6 +66,20 @@ describe("foreignCopy", () => {
     expect((service.object as { spec: { clusterIP: string } }).spec.clusterIP).toBe("10.0.0.7");
   });
 
+  it("moves every port of a Service with two on to a number no other of its ports has: the server refuses duplicates", () => {
+    const object = structuredClone(service.object) as { spec: { ports: unknown[] } };
+    object.spec.ports = [
+      { name: "admin", port: 8081, targetPort: 8081, protocol: "TCP" },
+      { name: "http", port: 8080, targetPort: 8080, protocol: "TCP" },
+    ];
+    const twoPorts = { ...service, object } as ReferenceChild;
+    const targets = driftTargets({ kind: "Service", object }, { include: [], exclude: [] });
+    const ports = (foreignCopy(twoPorts, "ns", targets) as unknown as { spec: { ports: { port: number }[] } })
+      .spec.ports;
+    expect(new Set(ports.map((p) => p.port)).size).toBe(2);
+    expect(ports.map((p) => p.port)).not.toContain(8080);
+  });
+
   it("makes nothing when no field of the child can be set otherwise", () => {
     expect(foreignCopy(service, "ns", [])).toBeUndefined();
   });
