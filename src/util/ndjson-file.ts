@@ -34,7 +34,19 @@ export class NdjsonFile {
       this.unwritten = [];
       this.handle ??= await open(this.path, "a");
       await this.handle.appendFile(lines);
+      // After a flush (the scenario's end) nobody flushes again: a late line (a request answered
+      // while the proxy closed) is written and its file closed at once, never left to the GC.
+      if (this.flushed) await this.closeHandle();
     });
+  }
+
+  /** Whether `flush` has run once: the owner is done with the file. */
+  private flushed = false;
+
+  private async closeHandle(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
   }
 
   /** Runs `step` after every step queued before it; its error is kept for `flush`. */
@@ -46,11 +58,8 @@ export class NdjsonFile {
 
   /** Waits until every line appended so far is in the file; rejects if any could not be written. */
   async flush(): Promise<void> {
-    this.queue(async () => {
-      const handle = this.handle;
-      this.handle = undefined;
-      await handle?.close();
-    });
+    this.flushed = true;
+    this.queue(() => this.closeHandle());
     await this.pending;
     if (this.error !== undefined) {
       throw new InfrastructureError(

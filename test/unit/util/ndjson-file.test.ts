@@ -44,6 +44,11 @@ describe("NdjsonFile", () => {
       await file.flush();
       expect(await openOnPath()).toBe(0);
       expect(await lines(path)).toEqual([{ seq: 1 }, { seq: 2 }]);
+      // A line after the flush (a request answered while the proxy closed): written, and closed again.
+      file.append({ seq: 3 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await openOnPath()).toBe(0);
+      expect((await lines(path)).at(-1)).toEqual({ seq: 3 });
     },
   );
 
