@@ -101,6 +101,12 @@ export interface ClockMark {
    * killed process's last write).
    */
   readonly catchUp?: true;
+  /**
+   * Set on the writes that go on with a burst the clock began (one tick's
+   * work: the Job, then the status that records it): the seq of the write
+   * that began it, whose mark this is.
+   */
+  readonly firing?: number;
 }
 
 export interface WriteQuery extends ObjectMatch {

@@ -60,6 +60,8 @@ export function clockMarks(record: ActivityRecord): Map<number, ClockMark> {
   // The kinds each run's clock created (group/resource), and the restarted run's opening burst.
   const clockKinds = new Map<number | undefined, Set<string>>();
   let opening: { readonly killed: WriteEntry } | undefined;
+  // The firing under way: the write that began it, its mark, the objects it wrote.
+  let firing: Firing | undefined;
   let previous: WriteEntry | undefined;
   let since = { kit: false, restarted: false };
   for (const write of record.writes) {
@@ -80,13 +82,17 @@ export function clockMarks(record: ActivityRecord): Map<number, ClockMark> {
     ) {
       opening = undefined;
     }
-    const mark =
+    const started =
       previous === undefined
         ? undefined
         : ((!since.kit && !since.restarted ? markOf(context, previous, write) : undefined) ??
           (opening && catchUpOf(context, opening.killed, write, clockKinds.get(opening.killed.run))));
-    if (mark) {
+    if (started) firing = { first: write, mark: started, wrote: new Set() };
+    const mark = started ?? (previous && firing && continues(context, firing, previous, write, since));
+    if (!mark) firing = undefined;
+    if (mark && firing) {
       marks.set(write.seq, mark);
+      firing.wrote.add(objectKey(write));
       if (write.effect === "created") {
         const kinds = clockKinds.get(write.run) ?? new Set<string>();
         kinds.add(kindOf(write));
@@ -100,6 +106,61 @@ export function clockMarks(record: ActivityRecord): Map<number, ClockMark> {
 }
 
 const kindOf = (w: Pick<WriteEntry, "group" | "resource">) => `${w.group}/${w.resource}`;
+const objectKey = (w: { group: string; resource: string; namespace?: string; name?: string }) =>
+  `${w.group}/${w.resource}/${w.namespace ?? ""}/${w.name ?? ""}`;
+
+/** A burst of writes the clock began: one tick's work. */
+interface Firing {
+  readonly first: WriteEntry;
+  readonly mark: ClockMark;
+  /** The objects its writes wrote (objectKey): their watch events are the firing's own news. */
+  readonly wrote: Set<string>;
+}
+
+/**
+ * Whether `write` goes on with the firing under way: the same run, no kit
+ * write, no pause of the quiet period, and no watch event since the previous
+ * write but the echoes of the operator's writes and events of objects the
+ * firing wrote (a Job it created, changed by the Job controller). Its mark is
+ * the firing's first write's, naming that write.
+ */
+function continues(
+  context: MarkContext,
+  firing: Firing,
+  previous: WriteEntry,
+  write: WriteEntry,
+  since: { readonly kit: boolean; readonly restarted: boolean },
+): ClockMark | undefined {
+  if (since.kit || since.restarted || previous.run !== write.run) return undefined;
+  if (Date.parse(write.time) - Date.parse(previous.time) >= context.record.quietPeriodMs) return undefined;
+  if (newsBetween(context, previous, write, (e) => firing.wrote.has(objectKey(e)))) return undefined;
+  return { ...firing.mark, firing: firing.first.seq };
+}
+
+/**
+ * Whether the proxy delivered the operator a watch event after `previous`
+ * and before `write` that is news to it: not the echo of one of its own
+ * writes, nor one `own` claims.
+ */
+function newsBetween(
+  context: MarkContext,
+  previous: WriteEntry,
+  write: WriteEntry,
+  own: (event: DeliveredEvent) => boolean = () => false,
+): boolean {
+  const { deliveries } = context.record;
+  // Deliveries are recorded in order, so their beforeWriteSeq never decreases.
+  for (let i = firstWhere(deliveries, (e) => e.beforeWriteSeq > previous.seq); i < deliveries.length; i++) {
+    const e = deliveries[i] as DeliveredEvent;
+    if (e.beforeWriteSeq > write.seq) break;
+    if (e.run !== undefined && e.run !== write.run) continue;
+    const echo =
+      context.echoes.has(eventKey(e)) ||
+      (e.type === "DELETED" && context.echoes.has(eventKey({ ...e, resourceVersion: DELETED })));
+    if (!echo && !own(e)) return true;
+  }
+  return false;
+}
 
 /**
  * A create in a restarted process's first burst (no kit write since the
@@ -193,6 +254,9 @@ export function describeClockWrite(write: Pick<WriteEntry, "seq" | "time" | "clo
   const mark = write.clock;
   if (!mark) return `write ${write.seq}`;
   const at = write.time.slice(11, 23);
+  if (mark.firing !== undefined) {
+    return `write ${write.seq} at ${at}, in the burst the operator's clock began with write ${mark.firing} (${mark.pending})`;
+  }
   if (mark.catchUp) {
     return `write ${write.seq} at ${at}, after a restart (the killed process's last write: ${mark.quietSinceSeq}): ${mark.pending}${mark.by === "silence" ? " (without its queues: weaker evidence)" : ""}`;
   }
@@ -200,24 +264,9 @@ export function describeClockWrite(write: Pick<WriteEntry, "seq" | "time" | "clo
 }
 
 function markOf(context: MarkContext, previous: WriteEntry, write: WriteEntry): ClockMark | undefined {
-  const { record, echoes } = context;
+  const { record } = context;
   if (previous.code < 200 || previous.code >= 300) return undefined;
-  // Deliveries are recorded in order, so their beforeWriteSeq never decreases.
-  const deliveries = record.deliveries;
-  let news = false;
-  for (let i = firstWhere(deliveries, (e) => e.beforeWriteSeq > previous.seq); i < deliveries.length; i++) {
-    const e = deliveries[i] as DeliveredEvent;
-    if (e.beforeWriteSeq > write.seq) break;
-    if (e.run !== undefined && e.run !== write.run) continue;
-    const echo =
-      echoes.has(eventKey(e)) ||
-      (e.type === "DELETED" && echoes.has(eventKey({ ...e, resourceVersion: DELETED })));
-    if (!echo) {
-      news = true;
-      break;
-    }
-  }
-  if (news) return undefined;
+  if (newsBetween(context, previous, write)) return undefined;
   const quietSince = Date.parse(previous.time);
   const at = Date.parse(write.time);
   const afterMs = at - quietSince;

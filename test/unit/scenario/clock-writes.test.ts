@@ -219,3 +219,52 @@ describe("clockMarks of a tick that came due while the operator was down", () =>
     expect(clockMarks(record({ writes, readings: nothingPending })).get(caughtUp.seq)).toBeUndefined();
   });
 });
+
+describe("clockMarks of a tick's burst", () => {
+  // The tick creates the Job, the Job controller changes it, the operator records the tick in status.
+  const recordTick = writeEntry({
+    ...status,
+    seq: 7,
+    time: at(5_040),
+    resourceVersion: "125",
+  });
+  const jobChanged = event({
+    group: "batch",
+    resource: "jobs",
+    name: tick.name,
+    resourceVersion: "122",
+    beforeWriteSeq: 7,
+  });
+  const podAdded = event({
+    type: "ADDED",
+    group: "",
+    resource: "pods",
+    name: "nightly-1796610660-x7k2p",
+    resourceVersion: "123",
+    beforeWriteSeq: 7,
+  });
+
+  it.each<[string, DeliveredEvent[], number | undefined]>([
+    ["its status write goes on with the tick's burst", [], tick.seq],
+    ["so it does after the Job it created changed: the firing's own news", [jobChanged], tick.seq],
+    ["not after news of another object: an answer to that", [podAdded], undefined],
+  ])("%s", (_name, deliveries, firing) => {
+    const marks = clockMarks(
+      record({ writes: [status, tick, recordTick], deliveries, readings: readings("requeue_after") }),
+    );
+    expect(marks.get(tick.seq)?.firing).toBeUndefined();
+    expect(marks.get(recordTick.seq)?.firing).toBe(firing);
+  });
+
+  it("ends at a pause of the quiet period", () => {
+    const later = { ...recordTick, time: at(7_000) };
+    expect(clockMarks(record({ writes: [status, tick, later] })).get(later.seq)?.firing).toBeUndefined();
+  });
+
+  it("describes a write of the burst by the write that began it", () => {
+    const marks = clockMarks(record({ writes: [status, tick, recordTick] }));
+    expect(describeClockWrite({ ...recordTick, clock: marks.get(recordTick.seq) })).toMatch(
+      /^write 7 at 12:00:05.040, in the burst the operator's clock began with write 6 \(/,
+    );
+  });
+});
