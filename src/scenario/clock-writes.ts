@@ -238,6 +238,23 @@ export function withinHorizon(mark: ClockMark, horizonMs: number | undefined): b
   return horizonMs !== undefined && mark.afterSampleMs !== undefined && mark.afterSampleMs <= horizonMs;
 }
 
+/**
+ * The writes of `writes` that belong to a firing of the clock that created
+ * something (one tick's work: its Job, the status that records it), and the
+ * rest. A firing that only rewrote what exists (a heartbeat stamped into
+ * status) is in the rest: whether such a write was needed is what the
+ * status-stability checks judge, and a contract declares a heartbeat as
+ * volatile.
+ */
+export function ticksApart<W extends WriteEntry>(writes: readonly W[]): { ticks: W[]; rest: W[] } {
+  const firingOf = (w: W) => (w.clock ? (w.clock.firing ?? w.seq) : undefined);
+  const creating = new Set(
+    writes.filter((w) => w.effect === "created" && firingOf(w) !== undefined).map(firingOf),
+  );
+  const ticks = writes.filter((w) => creating.has(firingOf(w)));
+  return { ticks, rest: writes.filter((w) => !ticks.includes(w)) };
+}
+
 /** The writes with their clock marks attached (a write the clock did not make is returned as it is). */
 export function withClockMarks<W extends WriteEntry>(
   writes: readonly W[],

@@ -2,6 +2,7 @@ import type { KubeObject } from "../../kube/kube-client.js";
 import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import { volatileOnly } from "../../contract/promises.js";
+import { describeClockWrite, ticksApart } from "../../scenario/clock-writes.js";
 import { describeRef, writeEvidence, type ChildRecord } from "../../scenario/reference-state.js";
 import { defineCheck, type Judgement } from "../check.js";
 import { changedOnlyVolatile, ObjectKinds, sortByPromises } from "../shared/promised.js";
@@ -42,13 +43,21 @@ export const noAvoidableWrites = defineCheck({
             evidence: { writes: shown(observation.writes), notes },
           };
     }
-    const { after } = observation;
+    // A tick of the operator's own clock (a child made, the status that records it) answers neither
+    // the restart nor the touches.
+    const { ticks, rest: after } = ticksApart(observation.after);
     const kinds = new ObjectKinds(contract, observation.reference.children);
     const sorted = sortByPromises(after.filter(isEffective), kinds);
     const avoidable = sorted.counted;
     const ambiguous = after.filter((e) => e.effect === "ambiguous");
     const identity = identityChanges(observation, kinds);
-    const allowed = [...sorted.excused.map((e) => `not counted: ${e.why}`), ...identity.excused];
+    const allowed = [
+      ...sorted.excused.map((e) => `not counted: ${e.why}`),
+      ...identity.excused,
+      ...ticks
+        .filter(isEffective)
+        .map((e) => `not counted: #${e.seq}, made by the operator's clock: ${describeClockWrite(e)}`),
+    ];
     const undecided = [...sorted.unknown.map(unreadChanges), ...identity.undecided];
     const crMoved = customResourceMovedByOthers(observation.settled, observation.customResourceTouch, after);
     const uncounted = [
@@ -124,7 +133,10 @@ export function identityChanges(
     const name = describeRef(child.ref);
     const uidWithdrawn = kinds.withdrawn(asWritten(child), "uid");
     if (!live || live.gone) {
-      report(`${name} is gone`, uidWithdrawn);
+      // What a schedule made it may prune (a history limit).
+      const clock =
+        child.madeByClock && `made by the operator's clock (${describeClockWrite(child.madeByClock)})`;
+      report(`${name} is gone`, clock ?? uidWithdrawn);
     } else if (live.uid !== child.uid) {
       report(`${name} was recreated (uid ${child.uid} -> ${live.uid ?? "?"})`, uidWithdrawn);
     } else if (child.generation !== undefined && live.generation !== child.generation) {
@@ -156,7 +168,9 @@ export function identityChanges(
     now.delete(`${child.group}/${child.resource}/${child.ref.name}`);
   });
   for (const extra of now.values()) {
-    report(`${describeRef(extra.ref)} is new`, kinds.withdrawn(asWritten(extra), "uid"));
+    const clock =
+      extra.madeByClock && `made by the operator's clock (${describeClockWrite(extra.madeByClock)})`;
+    report(`${describeRef(extra.ref)} is new`, clock ?? kinds.withdrawn(asWritten(extra), "uid"));
   }
   return { problems, excused, undecided };
 }

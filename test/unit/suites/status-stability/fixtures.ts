@@ -133,3 +133,38 @@ export function neverQuiet(overrides: Partial<NeverQuietObservation> = {}): Neve
     ...overrides,
   };
 }
+
+/** A mark of the operator's clock: a tick 5 s after its last write, a delayed requeue pending. */
+export const TICK_MARK = {
+  quietSinceSeq: 22,
+  quietSince: "2026-12-07T12:00:00.000Z",
+  afterMs: 5_000,
+  by: "queues" as const,
+  pending: "its last reconcile asked for a delayed requeue (RequeueAfter)",
+};
+
+/** A tick of the operator's own clock: it creates ConfigMap ns/web-tick-1, then records it in status. */
+export const tickCreate = writeEntry({
+  seq: 23,
+  time: "2026-12-07T12:00:05.000Z",
+  verb: "create",
+  group: "",
+  resource: "configmaps",
+  name: "web-tick-1",
+  code: 201,
+  effect: "created",
+  clock: TICK_MARK,
+});
+export const tickStatus = statusWrite({
+  seq: 24,
+  time: "2026-12-07T12:00:05.030Z",
+  changedPaths: ["status.lastTick"],
+  clock: { ...TICK_MARK, firing: 23 },
+});
+/** A heartbeat: a clock write that creates nothing, only restamps status. */
+export const heartbeat = statusWrite({
+  seq: 25,
+  time: "2026-12-07T12:00:08.000Z",
+  changedPaths: ["status.lastHeartbeatTime"],
+  clock: TICK_MARK,
+});

@@ -12,6 +12,9 @@ import {
   service,
   settled,
   statusWrite,
+  TICK_MARK,
+  tickCreate,
+  tickStatus,
   unchanged,
   withPromises,
 } from "./fixtures.js";
@@ -139,6 +142,31 @@ const rows: Row[] = [
     observation: settled({ liveChildren: [deployment, service, configMap] }),
     status: "failed",
     message: "0 operator write(s) changed stored state; ConfigMap/extra is new",
+  },
+  {
+    name: "passed with notes: a tick of the operator's own clock, its new child and the status that records it",
+    observation: settled({
+      after: [tickCreate, tickStatus],
+      liveChildren: [
+        deployment,
+        service,
+        {
+          ...configMap,
+          ref: { ...configMap.ref, name: "web-tick-1" },
+          madeByClock: { seq: tickCreate.seq, time: tickCreate.time, clock: TICK_MARK },
+        },
+      ],
+    }),
+    status: "passed",
+    message:
+      "no operator write changed anything the contract promises to keep (0 request(s), 0 ambiguous, 0 allowed by its promises)",
+    note: "not counted: #23, made by the operator's clock: write 23 at 12:00:05.000, 5.0 s after the operator's last write (22)",
+  },
+  {
+    name: "failed: a heartbeat of its clock, with no promise that declares it volatile",
+    observation: settled({ after: [{ ...heartbeat, clock: TICK_MARK }] }),
+    status: "failed",
+    message: "1 operator write(s) changed stored state",
   },
   {
     name: "passed with notes: a recreation the promises allow",

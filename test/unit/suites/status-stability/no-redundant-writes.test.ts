@@ -3,7 +3,7 @@ import type { Status } from "../../../../src/report/report-model.js";
 import { noRedundantWrites } from "../../../../src/suites/status-stability/no-redundant-writes.js";
 import type { RestartAndTouchesObservation } from "../../../../src/suites/status-stability/restart-and-touches.js";
 import { writeEntry } from "../../../support/write-entry.js";
-import { contract, neverQuiet, settled, statusWrite } from "./fixtures.js";
+import { contract, heartbeat, neverQuiet, settled, statusWrite, tickCreate, tickStatus } from "./fixtures.js";
 
 const noOp = statusWrite({ seq: 26, effect: "no-op" });
 const scaled = writeEntry({ seq: 27, changedPaths: ["spec.replicas"] });
@@ -31,6 +31,20 @@ const rows: {
     observation: settled(),
     status: "passed",
     message: "no write request at all",
+  },
+  {
+    name: "passed: a tick of the operator's own clock (a child made, the status that records it) is not counted",
+    observation: settled({ after: [tickCreate, tickStatus] }),
+    status: "passed",
+    message: "no write request but 2 of the operator's clock",
+    evidenceWrites: 2,
+  },
+  {
+    name: "failed: a heartbeat of its clock is a request like any other (a contract declares it volatile)",
+    observation: settled({ after: [heartbeat] }),
+    status: "failed",
+    message: "1 operator write request(s) where none was needed (the server found 0 of them no-ops)",
+    evidenceWrites: 1,
   },
   {
     name: "failed: no-op requests count",
@@ -69,7 +83,7 @@ describe("status-stability/no-redundant-writes", () => {
     expect(judgement.message).toBe(row.message);
     if (row.evidenceWrites !== undefined) expect(judgement.evidence?.writes).toHaveLength(row.evidenceWrites);
     if (row.notes) expect(judgement.evidence).toEqual({ notes: row.notes });
-    if (row.status === "passed") expect(judgement.evidence).toBeUndefined();
+    if (row.status === "passed" && row.evidenceWrites === undefined) expect(judgement.evidence).toBeUndefined();
   });
 
   it("notes the wait's writes on a scenario that never fell quiet", () => {
