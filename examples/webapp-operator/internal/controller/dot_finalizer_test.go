@@ -47,16 +47,5 @@ func TestVariantDotFinalizerNamesItsFinalizerAfterTheGroup(t *testing.T) {
 	if controllerutil.ContainsFinalizer(app, FinalizerName) {
 		t.Fatalf("the reference's finalizer %s is there too", FinalizerName)
 	}
-	rec.reset()
-	e.deleteAndFinalize(r, app)
-	var sequence []string
-	for _, w := range rec.all() {
-		sequence = append(sequence, w.verb+" "+w.kind)
-	}
-	if want := []string{"delete ConfigMap", "update WebApp"}; !slices.Equal(sequence, want) {
-		t.Fatalf("deletion writes %v, want %v (the entry first, then the finalizer's release)", sequence, want)
-	}
-	if e.directoryEntryExists(app) {
-		t.Fatal("the directory entry outlived its WebApp")
-	}
+	e.deletesEntryThenReleases(t, r, rec, app)
 }

@@ -77,18 +77,7 @@ func TestReferenceRemovesItsDirectoryEntryBeforeReleasingTheFinalizer(t *testing
 		t.Fatalf("the directory entry has owner references %v: the garbage collector would remove it", entry.OwnerReferences)
 	}
 
-	rec.reset()
-	e.deleteAndFinalize(r, app)
-	var sequence []string
-	for _, w := range rec.all() {
-		sequence = append(sequence, w.verb+" "+w.kind)
-	}
-	if want := []string{"delete ConfigMap", "update WebApp"}; !slices.Equal(sequence, want) {
-		t.Fatalf("deletion writes %v, want %v (the entry first, then the finalizer's release)", sequence, want)
-	}
-	if e.directoryEntryExists(app) {
-		t.Fatal("the directory entry outlived its WebApp")
-	}
+	e.deletesEntryThenReleases(t, r, rec, app)
 }
 
 func TestBugReleaseBeforeCleanupLeavesTheEntryAfterACrash(t *testing.T) {
@@ -197,4 +186,23 @@ func TestBugCleanupGivesUpReleasesTheFinalizerAfterOneFailedDelete(t *testing.T)
 			t.Fatalf("directory entry left behind: %v", left)
 		}
 	})
+}
+
+// deletesEntryThenReleases deletes the WebApp through r and checks the
+// operator's deletion writes (recorded by rec since its last reset): the
+// directory entry first, then the finalizer's release, and the entry gone.
+func (e *env) deletesEntryThenReleases(t *testing.T, r *Reconciler, rec *recorder, app *demov1.WebApp) {
+	t.Helper()
+	rec.reset()
+	e.deleteAndFinalize(r, app)
+	var sequence []string
+	for _, w := range rec.all() {
+		sequence = append(sequence, w.verb+" "+w.kind)
+	}
+	if want := []string{"delete ConfigMap", "update WebApp"}; !slices.Equal(sequence, want) {
+		t.Fatalf("deletion writes %v, want %v (the entry first, then the finalizer's release)", sequence, want)
+	}
+	if e.directoryEntryExists(app) {
+		t.Fatal("the directory entry outlived its WebApp")
+	}
 }
