@@ -63,6 +63,8 @@ export interface StatusUpdateRaced {
   readonly endState: readonly LiveChild[];
   /** What the judge needs of the reference of update 2: its writes in order, its spec writes, its children. */
   readonly reference: {
+    /** The namespace it was computed in: what the operator wrote elsewhere is not this life's. */
+    readonly namespace: string;
     readonly writes: readonly WriteEntry[];
     readonly specWrites: readonly SpecWrite[];
     readonly children: readonly ReferenceChild[];
@@ -182,6 +184,7 @@ export const statusUpdate = defineCheck<SpecReference, StatusUpdateObservation>(
         resubmits: resubmitInputs(scenario, hit),
         endState: await liveChildObjects(scenario),
         reference: {
+          namespace: reference.namespace,
           writes: reference.writes,
           specWrites: reference.specWrites,
           children: reference.children,

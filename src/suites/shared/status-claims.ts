@@ -76,6 +76,7 @@ function wholeNumber(value: unknown): number | undefined {
  */
 export function childWritesOfSpec(
   reference: {
+    readonly namespace: string;
     readonly writes: readonly WriteEntry[];
     readonly specWrites: readonly SpecWrite[];
   },
@@ -85,8 +86,6 @@ export function childWritesOfSpec(
   const from = reference.specWrites.find((w) => w.spec === spec)?.seq;
   if (from === undefined) throw new RangeError(`the reference has no write of spec ${spec}`);
   const until = reference.specWrites.find((w) => w.spec === spec + 1)?.seq ?? Number.POSITIVE_INFINITY;
-  // The life's namespace: the custom resource's, as the operator's status writes name it.
-  const home = reference.writes.find((w) => w.group === cr.group && w.resource === cr.resource)?.namespace;
   return reference.writes.filter(
     (entry) =>
       entry.seq > from &&
@@ -94,7 +93,7 @@ export function childWritesOfSpec(
       entry.actor === "operator" &&
       // The life's own namespace (or cluster-scoped): what the operator writes elsewhere (its
       // manager's records in its own namespace) is not the sample's child.
-      (entry.namespace === undefined || home === undefined || entry.namespace === home) &&
+      (entry.namespace === undefined || entry.namespace === reference.namespace) &&
       !entry.tag &&
       // What the clock made (a schedule's tick) is no answer to the spec.
       !entry.clock &&
@@ -107,6 +106,7 @@ export function childWritesOfSpec(
 /** The children that spec `spec` needed written: childWritesOfSpec, the first per role (writeKey). */
 export function requiredChildWrites(
   reference: {
+    readonly namespace: string;
     readonly writes: readonly WriteEntry[];
     readonly specWrites: readonly SpecWrite[];
     readonly roles?: ChildRoles;

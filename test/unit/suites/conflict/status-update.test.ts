@@ -89,6 +89,7 @@ function service(app: string): LiveChild {
 
 /** The reference of update 2: the Deployment created for the sample, updated for update 1 and for update 2. */
 const reference = {
+  namespace: "ns",
   specWrites: [
     { spec: 0, seq: 1 },
     { spec: 1, seq: 10 },
@@ -300,7 +301,7 @@ describe("conflict/status-update judge", () => {
 });
 
 describe("conflict/status-update target", () => {
-  const spec2: SpecReference = { spec: 2, namespace: "ns", customResource: {}, ...reference };
+  const spec2: SpecReference = { spec: 2, customResource: {}, ...reference };
 
   it("needs two updates, and the reference of the second", () => {
     expect(statusUpdate.skip?.({ ...contract, updates: contract.updates.slice(0, 1) })).toEqual({

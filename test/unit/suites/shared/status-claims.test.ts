@@ -127,6 +127,27 @@ describe("requiredChildWrites", () => {
     expect([...requiredChildWrites(ref, 2, CR).keys()]).toEqual(["deployments.apps/web", "services/web"]);
   });
 
+  it("leaves out what the operator wrote in another namespace: its manager's records, another life's objects", () => {
+    const ref = reference();
+    const elsewhere = {
+      ...write({
+        verb: "create",
+        effect: "created",
+        code: 201,
+        group: "",
+        resource: "configmaps",
+        name: "op-leader",
+        namespace: "default",
+      }),
+      seq: 13,
+    };
+    const withElsewhere = { ...ref, writes: [...ref.writes, elsewhere].sort((a, b) => a.seq - b.seq) };
+    expect([...requiredChildWrites(withElsewhere, 2, CR).keys()]).toEqual([
+      "deployments.apps/web",
+      "services/web",
+    ]);
+  });
+
   it("leaves out what the operator's clock made: a tick's Job is no child the spec needs", () => {
     const ref = reference();
     const tick = {
@@ -241,7 +262,8 @@ describe("earlyReadyClaims with children the reference lives could not pair", ()
       roles: [],
       unpaired: [{ kind: "Secret", group: "", resource: "secrets", names: ["s-1a2b", "s-9f8e"], why: "…" }],
     };
-    const required = () => requiredChildWrites({ writes: referenceWrites, specWrites, roles }, 0, CR);
+    const required = () =>
+      requiredChildWrites({ namespace: "ns", writes: referenceWrites, specWrites, roles }, 0, CR);
     const input = { writes, specWrites, required, readiness: conditions, cr: CR };
     expect(earlyReadyClaims({ ...input, roles })).toEqual({ early: [], claims: 1, unjudged: 1 });
     // Without the roles the names are compared as they are: the claim reads as early.

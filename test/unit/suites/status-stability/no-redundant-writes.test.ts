@@ -83,7 +83,8 @@ describe("status-stability/no-redundant-writes", () => {
     expect(judgement.message).toBe(row.message);
     if (row.evidenceWrites !== undefined) expect(judgement.evidence?.writes).toHaveLength(row.evidenceWrites);
     if (row.notes) expect(judgement.evidence).toEqual({ notes: row.notes });
-    if (row.status === "passed" && row.evidenceWrites === undefined) expect(judgement.evidence).toBeUndefined();
+    if (row.status === "passed" && row.evidenceWrites === undefined)
+      expect(judgement.evidence).toBeUndefined();
   });
 
   it("notes the wait's writes on a scenario that never fell quiet", () => {
