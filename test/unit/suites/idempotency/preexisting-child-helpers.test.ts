@@ -67,12 +67,17 @@ describe("foreignCopy", () => {
   });
 
   it("moves every port of a Service with two on to a number no other of its ports has: the server refuses duplicates", () => {
-    const object = structuredClone(service.object) as { spec: { ports: unknown[] } };
-    object.spec.ports = [
-      { name: "admin", port: 8081, targetPort: 8081, protocol: "TCP" },
-      { name: "http", port: 8080, targetPort: 8080, protocol: "TCP" },
-    ];
-    const twoPorts = { ...service, object } as ReferenceChild;
+    const object = {
+      ...service.object,
+      spec: {
+        selector: { app: "hello" },
+        ports: [
+          { name: "admin", port: 8081, targetPort: 8081, protocol: "TCP" },
+          { name: "http", port: 8080, targetPort: 8080, protocol: "TCP" },
+        ],
+      },
+    };
+    const twoPorts: ReferenceChild = { ...service, object };
     const targets = driftTargets({ kind: "Service", object }, { include: [], exclude: [] });
     const ports = (foreignCopy(twoPorts, "ns", targets) as unknown as { spec: { ports: { port: number }[] } })
       .spec.ports;
