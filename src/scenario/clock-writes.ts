@@ -255,6 +255,37 @@ export function ticksApart<W extends WriteEntry>(writes: readonly W[]): { ticks:
   return { ticks, rest: writes.filter((w) => !ticks.includes(w)) };
 }
 
+/**
+ * The family of an object the operator wrote: its kind and its name without
+ * the last dash-separated part ("ConfigMap hello-tick-"), the part a
+ * schedule varies (a tick's number or time, a generateName suffix);
+ * undefined for a name with no dash.
+ */
+export function clockFamily(object: {
+  readonly group: string;
+  readonly resource: string;
+  readonly name?: string | undefined;
+}): string | undefined {
+  const name = object.name ?? "";
+  const dash = name.lastIndexOf("-");
+  return dash > 0 ? `${object.group}/${object.resource}/${name.slice(0, dash + 1)}` : undefined;
+}
+
+/**
+ * The families (clockFamily) of the objects the clock created in these
+ * writes. A tick that came while the operator was busy with other news is
+ * not told apart by itself; one of the same family that another tick made
+ * shows what it is.
+ */
+export function clockFamilies(writes: readonly WriteEntry[]): Set<string> {
+  const families = new Set<string>();
+  for (const w of writes) {
+    const family = w.clock && w.effect === "created" ? clockFamily(w) : undefined;
+    if (family) families.add(family);
+  }
+  return families;
+}
+
 /** The writes with their clock marks attached (a write the clock did not make is returned as it is). */
 export function withClockMarks<W extends WriteEntry>(
   writes: readonly W[],

@@ -228,13 +228,13 @@ export const childUpdate = defineCheck<ChildUpdateTarget, ChildUpdateObservation
           },
         };
       case "reached":
-        return judgeRace(observation, contract.drift);
+        return judgeRace(observation, contract);
     }
   },
 });
 
 /** The verdict on a race that happened: the resends, the annotation, the conflicts and the end state. */
-function judgeRace(observation: ChildUpdateRaced, drift: Contract["drift"]): Judgement {
+function judgeRace(observation: ChildUpdateRaced, contract: Pick<Contract, "drift" | "clock">): Judgement {
   const { hit, kitWrite, name, value, objectWrites, live } = observation;
   const resubmits = kitWrite
     ? judgeResubmits({
@@ -247,7 +247,8 @@ function judgeRace(observation: ChildUpdateRaced, drift: Contract["drift"]): Jud
     : { blamed: [], excused: [] };
   const conflicts = objectWrites.filter((w) => w.code === 409);
   const annotation = live?.metadata?.annotations?.[CONCURRENT_WRITE_ANNOTATION];
-  const comparison = compareEndStates(observation.endState, observation.referenceChildren, drift, {
+  const comparison = compareEndStates(observation.endState, observation.referenceChildren, contract.drift, {
+    clockHorizonMs: contract.clock.horizonMs,
     // No writes: across spec updates a per-life value may change with the spec; only its role counts here.
     ...(observation.roles ? { roles: observation.roles } : {}),
   });

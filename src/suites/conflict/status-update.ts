@@ -241,6 +241,7 @@ function judgeRace(observation: StatusUpdateRaced, contract: Contract): Judgemen
   });
   const lost = mergePatchMismatches(final, observation.update);
   const comparison = compareEndStates(observation.endState, reference.children, contract.drift, {
+    clockHorizonMs: contract.clock.horizonMs,
     // No writes: across spec updates a per-life value may change with the spec; only its role counts here.
     ...(reference.roles ? { roles: reference.roles } : {}),
   });

@@ -113,6 +113,7 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
     const { spec } = observation;
     const update = observation.updateName ?? `update ${spec}`;
     const comparison = compareEndStates(observation.live, observation.reference.children, contract.drift, {
+      clockHorizonMs: contract.clock.horizonMs,
       ...(observation.roles ? { roles: observation.roles } : {}),
       fields: "operator-managed",
       learnedFrom: observation.learnedFrom,

@@ -9,7 +9,7 @@ import { GIVE_UP_IDLE_MS, hasGivenUp, silentFor } from "../../scenario/quiescenc
 import { doneRegardless, holds, notYet, untilQuiet } from "../../scenario/quiet-wait.js";
 import { liveChildren, writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
-import { forWantOfChildren } from "../shared/no-children.js";
+import { answeredChildren, forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -62,7 +62,7 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
   references: () => [0],
   targets: ({ contract, references }) =>
     childTargets(
-      references.get(0)?.children ?? [],
+      answeredChildren(references.get(0), contract),
       contract.drift,
       forWantOfChildren(
         references.get(0),

@@ -16,7 +16,7 @@ import {
   type ChildRecord,
 } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
-import { forWantOfChildren } from "../shared/no-children.js";
+import { answeredChildren, forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -70,14 +70,19 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
   references: () => [0],
   targets({ contract, references }) {
     const reference = references.get(0);
-    const children = childTargets(reference?.children ?? [], contract.drift, "", reference?.roles);
+    const children = childTargets(
+      answeredChildren(reference, contract),
+      contract.drift,
+      "",
+      reference?.roles,
+    );
     const targets = Array.isArray(children) ? children.flatMap((child) => child.fields) : [];
     return targets.length > 0
       ? targets
       : {
           target: "children",
           skip:
-            (reference?.children.length ?? 0) === 0
+            answeredChildren(reference, contract).length === 0
               ? forWantOfChildren(reference, "the operator created no child on its way to the reference")
               : "no managed field of any child to perturb",
         };

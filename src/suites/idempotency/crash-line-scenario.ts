@@ -135,6 +135,7 @@ export function judgeCrashLine(observation: CrashLineObservation, contract: Cont
   const { crash, reference, roles, live, writes, operatorLog } = observation;
   const { hit, proof } = crash;
   const comparison = compareEndStates(live, reference, contract.drift, {
+    clockHorizonMs: contract.clock.horizonMs,
     ...(roles ? { roles } : {}),
     writes,
   });

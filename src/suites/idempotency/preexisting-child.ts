@@ -13,7 +13,7 @@ import { doneRegardless, notYet, untilQuiet } from "../../scenario/quiet-wait.js
 import { writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
-import { forWantOfChildren } from "../shared/no-children.js";
+import { answeredChildren, forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -73,7 +73,7 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
   references: () => [0],
   targets: ({ contract, references }) =>
     childTargets(
-      references.get(0)?.children ?? [],
+      answeredChildren(references.get(0), contract),
       contract.drift,
       forWantOfChildren(
         references.get(0),

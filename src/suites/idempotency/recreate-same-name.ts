@@ -160,6 +160,7 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
       );
     }
     const comparison = compareEndStates(live, reference.children, contract.drift, {
+      clockHorizonMs: contract.clock.horizonMs,
       ...(reference.roles ? { roles: reference.roles } : {}),
       writes,
     });

@@ -1,5 +1,10 @@
 import type { Contract } from "../../contract/load-contract.js";
-import { describeClockWrite, withinHorizon } from "../../scenario/clock-writes.js";
+import {
+  clockFamilies,
+  clockFamily,
+  describeClockWrite,
+  withinHorizon,
+} from "../../scenario/clock-writes.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import {
   countsToward,
@@ -100,6 +105,7 @@ export function crashLines(
     second.set(meaning, (second.get(meaning) ?? 0) + 1);
   }
   const seen = new Map<string, number>();
+  const families = clockFamilies([...reference.writes, ...(secondLife?.writes ?? [])]);
   return counted(reference)
     .map((write, index): CrashLine => {
       const meaning = writeMeaning(write, roles);
@@ -108,12 +114,16 @@ export function crashLines(
       const other = second.get(meaning) ?? 0;
       const unpaired = unpairedChild(roles, write);
       // A tick within the clock's horizon is in every life (Scenario.converge waits for it): a line.
+      const kin =
+        !write.clock && contract.clock.horizonMs === undefined && families.has(clockFamily(write) ?? "");
       const timing =
         write.clock && !withinHorizon(write.clock, contract.clock.horizonMs)
           ? `the operator's clock made it (${describeClockWrite(write)}), not the spec: whether a scenario's life reaches that tick depends on when it runs`
-          : !unpaired && secondLife && other < occurrence
-            ? `a second fault-free life wrote "${meaning}" ${other === 0 ? "never" : `only ${other} time(s)`}, this one at least ${occurrence}: how often it is written depends on timing, so no scenario can count on it`
-            : undefined;
+          : kin
+            ? `it is of a family the operator's clock made (${clockFamily(write)?.split("/").at(-1) ?? ""}*): whether a scenario's life reaches that tick depends on when it runs`
+            : !unpaired && secondLife && other < occurrence
+              ? `a second fault-free life wrote "${meaning}" ${other === 0 ? "never" : `only ${other} time(s)`}, this one at least ${occurrence}: how often it is written depends on timing, so no scenario can count on it`
+              : undefined;
       return {
         ordinal: index + 1,
         write,

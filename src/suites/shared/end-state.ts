@@ -25,7 +25,7 @@ import {
   type ValuePath,
 } from "../../scenario/life-values.js";
 import { changesAfterCreate, createdWithout, writesOfChild } from "../../scenario/life-writes.js";
-import { describeClockWrite } from "../../scenario/clock-writes.js";
+import { clockFamilies, clockFamily, describeClockWrite } from "../../scenario/clock-writes.js";
 import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement } from "../check.js";
@@ -80,10 +80,10 @@ export interface EndStateComparison {
   /** The live children compared. */
   readonly children: readonly ChildRecord[];
   /**
-   * Children the operator's clock made (a schedule's tick: ChildRecord.madeByClock) on one side
-   * with none of their role on the other, left out of the comparison: one note each, naming the
-   * write and its evidence. Two lives of different lengths see different ticks; that is no fault
-   * of the path or of the fault a scenario injected.
+   * Children the operator's clock made (a schedule's tick: ChildRecord.madeByClock, or one of the
+   * same family), never compared field by field: one note each, naming the write and its
+   * evidence. Two lives of different lengths see different ticks; that is no fault of the path or
+   * of the fault a scenario injected.
    */
   readonly clockMade: readonly string[];
 }
@@ -177,6 +177,12 @@ export interface EndStateContext {
    * failure. Without it every such difference counts.
    */
   readonly learnedFrom?: readonly ReferenceChild[];
+  /**
+   * The contract's clock horizon (clock.horizon): every life then holds the
+   * ticks due by it, and the children the clock made are counted per
+   * family; without one they are left out.
+   */
+  readonly clockHorizonMs?: number | undefined;
 }
 
 /**
@@ -204,22 +210,26 @@ export function compareEndStates(
   });
   const match = (c: ChildRecord) => roleOf(roles, c.ref.kind, c.ref.name);
   const key = (c: ChildRecord) => roleKey(roles, c.ref.kind, c.ref.name);
-  // A child the clock made, with none of its role on the other side, is the time's, not the path's.
-  const clockMade: string[] = [];
-  const withoutClockMade = <C extends ChildRecord>(
-    side: readonly C[],
-    other: readonly ChildRecord[],
-    where: string,
-  ) =>
-    side.filter((c) => {
-      if (!c.madeByClock || other.some((o) => key(o) === key(c))) return true;
-      clockMade.push(
-        `not compared: ${c.ref.kind}/${c.ref.name} (${where}) was made by the operator's clock, ${describeClockWrite(c.madeByClock)}, and the other life has none of its role`,
-      );
-      return false;
-    });
-  const live = withoutClockMade(liveChildren, referenceChildren, "here").map(inKeyOrder);
-  const reference = withoutClockMade(referenceChildren, liveChildren, "in the reference").map(inKeyOrder);
+  // What the operator's clock made (and its kin: the same family, a tick that came while the
+  // operator was busy with other news) is one tick's in one life and another's in the other: never
+  // compared field by field. Without a clock horizon the lives saw different ticks, and none is
+  // counted; with one, every life holds the ticks due by then, and their number per family counts.
+  const families = new Set([
+    ...[...liveChildren, ...referenceChildren].flatMap((c) => (c.madeByClock ? [childFamily(c) ?? ""] : [])),
+    // What this life's clock made before, gone since or not: its family is the clock's.
+    ...clockFamilies(context.writes ?? []),
+  ]);
+  const byClock = (c: ChildRecord) => c.madeByClock !== undefined || families.has(childFamily(c) ?? "");
+  const clockMade = [
+    ...liveChildren.filter(byClock).map((c) => clockNote(c, "here")),
+    ...referenceChildren.filter(byClock).map((c) => clockNote(c, "in the reference")),
+  ];
+  const live = liveChildren.filter((c) => !byClock(c)).map(inKeyOrder);
+  const reference = referenceChildren.filter((c) => !byClock(c)).map(inKeyOrder);
+  const clockCounts =
+    context.clockHorizonMs === undefined
+      ? { missing: [], duplicates: [] }
+      : countByFamily(liveChildren.filter(byClock), referenceChildren.filter(byClock));
   const referenceKeys = new Set(reference.map(key));
   // Live children no role of the reference names: candidates for a reference child nobody paired.
   const strays = live.filter((c) => match(c).status !== "role" && !referenceKeys.has(key(c)));
@@ -359,8 +369,8 @@ export function compareEndStates(
   // With one reference life nothing is known to be generated per life: a difference may be one.
   const undecided = roles?.oneLife ? [...diffs, ...unlearnedDiffs] : [];
   return {
-    missing,
-    duplicates,
+    missing: [...missing, ...clockCounts.missing],
+    duplicates: [...duplicates, ...clockCounts.duplicates],
     diffs: roles?.oneLife ? [] : diffs,
     regenerated,
     unpaired,
@@ -369,6 +379,55 @@ export function compareEndStates(
     children: liveChildren,
     clockMade,
   };
+}
+
+function childFamily(c: ChildRecord): string | undefined {
+  return clockFamily({ group: c.group, resource: c.resource, name: c.ref.name });
+}
+
+function clockNote(c: ChildRecord, where: string): string {
+  const made = c.madeByClock
+    ? `was made by the operator's clock, ${describeClockWrite(c.madeByClock)}`
+    : `is of a family its clock made (${c.ref.kind} ${(childFamily(c) ?? "").split("/").at(-1) ?? ""}*)`;
+  return `not compared field by field: ${c.ref.kind}/${c.ref.name} (${where}) ${made}`;
+}
+
+/**
+ * The children the clock made on each side, counted per family (clockFamily):
+ * more here than in the reference is a duplicate (a tick run twice), fewer a
+ * tick lost. Within a clock horizon every life holds the ticks due by then.
+ */
+function countByFamily(
+  live: readonly ChildRecord[],
+  reference: readonly ChildRecord[],
+): Pick<EndStateComparison, "missing" | "duplicates"> {
+  const families = new Map<string, { kind: string; live: ChildRecord[]; reference: ChildRecord[] }>();
+  const add = (c: ChildRecord, side: "live" | "reference") => {
+    const family = childFamily(c) ?? `${c.group}/${c.resource}/${c.ref.name}`;
+    const entry = families.get(family) ?? { kind: c.ref.kind, live: [], reference: [] };
+    entry[side].push(c);
+    families.set(family, entry);
+  };
+  for (const c of live) add(c, "live");
+  for (const c of reference) add(c, "reference");
+  const missing: string[] = [];
+  const duplicates: EndStateComparison["duplicates"][number][] = [];
+  for (const [family, { kind, live: here, reference: there }] of families) {
+    const prefix = family.split("/").at(-1) ?? "";
+    if (here.length > there.length) {
+      duplicates.push({
+        kind: `${kind} of its clock (${prefix}*)`,
+        reference: there.length,
+        now: here.length,
+        names: here.map((c) => c.ref.name),
+      });
+    } else if (here.length < there.length) {
+      missing.push(
+        `${there.length - here.length} ${kind}(s) of its clock (${prefix}*: ${there.map((c) => c.ref.name).join(", ")} in the reference, ${here.map((c) => c.ref.name).join(", ") || "none"} here, within the clock horizon)`,
+      );
+    }
+  }
+  return { missing, duplicates };
 }
 
 /** One field the operator manages in either of two objects of one role, found in each by what it is. */

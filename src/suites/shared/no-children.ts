@@ -1,15 +1,39 @@
+import type { Contract } from "../../contract/load-contract.js";
+import { clockFamily } from "../../scenario/clock-writes.js";
 import type { SpecReference } from "../../scenario/spec-references.js";
 
 /**
+ * The reference's children a check can aim a scenario at: without a clock
+ * horizon, not those the operator's clock made (nor their family: a tick
+ * that came while the operator was busy), since a scenario's life reaches
+ * another tick, or none, by the time it acts. With a horizon every life
+ * holds the ticks due by then: all of them.
+ */
+export function answeredChildren(
+  reference: Pick<SpecReference, "children"> | undefined,
+  contract: Pick<Contract, "clock">,
+): SpecReference["children"] {
+  const children = reference?.children ?? [];
+  if (contract.clock.horizonMs !== undefined) return children;
+  const family = (c: (typeof children)[number]) =>
+    clockFamily({ group: c.group, resource: c.resource, name: c.ref.name }) ?? "";
+  const families = new Set(children.filter((c) => c.madeByClock).map(family));
+  return children.filter((c) => !c.madeByClock && !families.has(family(c)));
+}
+
+/**
  * Why a check has nothing to judge for want of children (`why`), and, when
- * the reference's operator had a delayed requeue pending as it converged,
- * that its children may come from its clock: a check never skips such an
- * operator in silence.
+ * the reference's children came from the operator's clock, or its operator
+ * had a delayed requeue pending as it converged, that they may: a check never
+ * skips such an operator in silence.
  */
 export function forWantOfChildren(
-  reference: Pick<SpecReference, "delayedRequeue"> | undefined,
+  reference: Pick<SpecReference, "delayedRequeue" | "children"> | undefined,
   why: string,
 ): string {
+  if (reference?.children.some((c) => c.madeByClock)) {
+    return `${why} but those its clock made, which a scenario cannot count on reaching: set clock.horizon in the contract to wait for them`;
+  }
   return reference?.delayedRequeue
     ? `${why}; its last reconcile had asked for a delayed requeue when it converged, so its children may come from its clock: set clock.horizon in the contract to wait for them`
     : why;

@@ -1,6 +1,7 @@
 import { evaluateReadiness, type Readiness } from "../../contract/readiness.js";
 import { unpairedResource, writeKey, type ChildRoles } from "../../scenario/child-roles.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
+import { clockFamilies, clockFamily } from "../../scenario/clock-writes.js";
 import type { SpecWrite } from "../../scenario/scenario.js";
 import { observedGenerationOf } from "../../contract/observed-generation.js";
 import { asRecord } from "../../util/records.js";
@@ -86,6 +87,8 @@ export function childWritesOfSpec(
   const from = reference.specWrites.find((w) => w.spec === spec)?.seq;
   if (from === undefined) throw new RangeError(`the reference has no write of spec ${spec}`);
   const until = reference.specWrites.find((w) => w.spec === spec + 1)?.seq ?? Number.POSITIVE_INFINITY;
+  // What the clock made, and its kin a tick made while the operator was busy with other news.
+  const families = clockFamilies(reference.writes);
   return reference.writes.filter(
     (entry) =>
       entry.seq > from &&
@@ -97,6 +100,7 @@ export function childWritesOfSpec(
       !entry.tag &&
       // What the clock made (a schedule's tick) is no answer to the spec.
       !entry.clock &&
+      !families.has(clockFamily(entry) ?? "") &&
       !entry.subresource &&
       !(entry.group === cr.group && entry.resource === cr.resource) &&
       (entry.effect === "created" || entry.effect === "changed"),

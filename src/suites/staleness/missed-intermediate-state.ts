@@ -126,6 +126,7 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
     }
     // No writes: across spec updates a per-life value may change with the spec; only its role counts here.
     const comparison = compareEndStates(observation.live, observation.reference, contract.drift, {
+      clockHorizonMs: contract.clock.horizonMs,
       ...(observation.roles ? { roles: observation.roles } : {}),
     });
     const evidence = {

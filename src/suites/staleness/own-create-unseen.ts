@@ -124,6 +124,7 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
   },
   judge({ resource, released, touches, end, writes, operatorLog }, contract): Judgement {
     const comparison = compareEndStates(end.live, end.reference, contract.drift, {
+      clockHorizonMs: contract.clock.horizonMs,
       ...(end.roles ? { roles: end.roles } : {}),
       writes,
     });

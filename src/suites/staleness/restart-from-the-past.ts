@@ -175,6 +175,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
       };
     }
     const comparison = compareEndStates(end.live, end.reference, contract.drift, {
+      clockHorizonMs: contract.clock.horizonMs,
       ...(end.roles ? { roles: end.roles } : {}),
       writes,
     });

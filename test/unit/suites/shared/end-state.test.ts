@@ -689,7 +689,7 @@ describe("compareEndStates of children the operator's clock made", () => {
     expect(endStateMatches(comparison)).toBe(true);
     expect(comparison.clockMade).toEqual([
       expect.stringMatching(
-        /^not compared: Job\/nightly-1796610660 \(here\) was made by the operator's clock, write 12 at 12:01:00.004, 1.9 s after the operator's last write \(9\)/,
+        /^not compared field by field: Job\/nightly-1796610660 \(here\) was made by the operator's clock, write 12 at 12:01:00.004, 1.9 s after the operator's last write \(9\)/,
       ),
     ]);
   });
@@ -701,6 +701,49 @@ describe("compareEndStates of children the operator's clock made", () => {
     expect(comparison.missing).toEqual([]);
     expect(comparison.clockMade).toHaveLength(1);
   });
+
+  it("takes a Job of the same family as one a tick made for the clock's too: a tick that came while the operator was busy", () => {
+    const comparison = compareEndStates(
+      [job("nightly-1796610660", "scenario"), job("nightly-1796610720", "scenario", true)],
+      [job("nightly-1796610600", "ref-a")],
+      DRIFT,
+      { roles: noRoles },
+    );
+    expect(endStateMatches(comparison)).toBe(true);
+    expect(comparison.clockMade).toHaveLength(3);
+    expect(comparison.clockMade[0]).toMatch(/is of a family its clock made \(Job nightly-\*\)/);
+  });
+
+  it("compares no field of two ticks' children of one name: another tick's values", () => {
+    const here = job("nightly-1", "scenario", true);
+    const there = {
+      ...job("nightly-1", "ref-a", true),
+      object: { ...job("nightly-1", "ref-a").object, spec: { parallelism: 2 } },
+    };
+    expect(compareEndStates([here], [there], DRIFT, { roles: noRoles }).diffs).toEqual([]);
+  });
+
+  it.each<[string, LiveChild[], LiveChild[], boolean]>([
+    [
+      "as many ticks here as in the reference",
+      [job("t-1", "s", true), job("t-2", "s", true)],
+      [job("t-1", "r", true), job("t-2", "r")],
+      true,
+    ],
+    [
+      "a tick run twice: a duplicate",
+      [job("t-1", "s", true), job("t-1-a9", "s"), job("t-2", "s", true)],
+      [job("t-1", "r", true), job("t-2", "r", true)],
+      false,
+    ],
+    ["a tick lost", [job("t-1", "s", true)], [job("t-1", "r", true), job("t-2", "r", true)], false],
+  ])(
+    "within a clock horizon, counts the clock's children per family: %s",
+    (_name, live, reference, matches) => {
+      const comparison = compareEndStates(live, reference, DRIFT, { roles: noRoles, clockHorizonMs: 17_000 });
+      expect(endStateMatches(comparison)).toBe(matches);
+    },
+  );
 
   it("still counts a Job no tick made: an answer to the kit is judged as one", () => {
     const comparison = compareEndStates([job("nightly-manual", "scenario")], [], DRIFT, { roles: noRoles });
