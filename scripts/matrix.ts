@@ -1,11 +1,16 @@
-// npm run matrix -- [--operator webapp-operator|webapp-operator-ts] [--repeat N] [--parallel P]
-//                   [--only a,b] [--suites a,b] [--verdicts FILE] [--work-dir DIR] [--settle 100ms]
+// npm run matrix -- [--operator webapp-operator|webapp-operator-ts|webapp-operator-clock] [--repeat N]
+//                   [--parallel P] [--only a,b] [--suites a,b] [--verdicts FILE] [--work-dir DIR]
+//                   [--settle 100ms]
 //
-// Runs an example operator's kill matrix (the reference, every variant and every mutant in
-// examples/<operator>/kill-matrix.yaml, `run --strict`; default the Go one) N times, the
+// Runs an example operator's kill matrix (the reference, every variant and every mutant in its
+// matrix file, examples/<operator>/kill-matrix.yaml or, for the clock matrix,
+// examples/webapp-operator/kill-matrix.clock.yaml; `run --strict`; default the Go one) N times, the
 // cases spread over P kwok clusters side by side, and reports each case's
 // violations of the matrix and every check whose verdict differed between
 // rounds (a flake). Exit 1 when anything violated the matrix or flaked.
+// --only selects cases as KILL_MATRIX_CASES does, from every matrix: "<operator>/<case>" ("*" for
+// any run of characters) or an operator's name (all its cases); a case's name alone is --operator's
+// (--only reference,crash-gap), e.g. --only webapp-operator/clock-ticks,webapp-operator-clock.
 // --verdicts writes every scenario's verdict (case, round, check, target, status), sorted, as
 // JSON: two commits' files compared show which verdicts a change moved. --work-dir keeps every
 // scenario's folder (its logs and observation.json) under DIR/<operator>/<case>/round-<n>.
@@ -16,14 +21,15 @@ import { parseArgs } from "node:util";
 import { durationMs } from "../src/contract/contract-schema.js";
 import type { Status } from "../src/report/report-model.js";
 import {
-  caseNames,
   defaultMatrixParallelism,
   GO_OPERATOR,
   loadKillMatrix,
   MATRIX_OPERATORS,
   MATRIX_SUITES,
+  matrixCases,
   matrixViolations,
   runKillMatrix,
+  selectMatrixCases,
 } from "../test/support/kill-matrix.js";
 
 const { values } = parseArgs({
@@ -62,12 +68,26 @@ if (!operator) {
     `--operator ${values.operator}: not an example with a kill matrix (${MATRIX_OPERATORS.map((o) => o.name).join(", ")})`,
   );
 }
-const matrix = await loadKillMatrix(operator);
-const names = caseNames(matrix);
-const cases = values.only ? values.only.split(",") : names;
-for (const name of cases) {
-  if (!names.includes(name)) throw new Error(`--only ${name}: not in the kill matrix (${names.join(", ")})`);
-}
+const matrices = new Map(
+  await Promise.all(MATRIX_OPERATORS.map(async (o) => [o.name, await loadKillMatrix(o)] as const)),
+);
+const expectationOf = (run: { readonly operator: string; readonly name: string }) =>
+  matrices.get(run.operator)?.mutants[run.name];
+// --only: patterns over every matrix's cases; a case's name alone is --operator's.
+const only = values.only
+  ?.split(",")
+  .map((p) => p.trim())
+  .filter(Boolean)
+  .map((p) => (p.includes("/") || MATRIX_OPERATORS.some((o) => o.name === p) ? p : `${operator.name}/${p}`));
+const cases =
+  only && only.length > 0
+    ? selectMatrixCases(
+        MATRIX_OPERATORS.flatMap((o) => matrixCases(o, matrices.get(o.name) ?? { mutants: {} })),
+        only.join(","),
+        "--only",
+      )
+    : matrixCases(operator, matrices.get(operator.name) ?? { mutants: {} });
+const caseId = (c: { readonly operator: string; readonly name: string }) => `${c.operator}/${c.name}`;
 
 console.log(
   `kill matrix: ${cases.length} case(s) x ${repeat} round(s) on ${parallel} cluster(s) side by side; suites ${suites.join(", ")}${metricsSettleMs === undefined ? "" : `; settle ${metricsSettleMs} ms where the contract reads metrics`}`,
@@ -75,17 +95,17 @@ console.log(
 const started = Date.now();
 const violations: string[] = [];
 const runs = await runKillMatrix({
-  cases: cases.map((name) => ({ operator: operator.name, name })),
+  cases,
   repeat,
   parallel,
   suites,
   ...(values["work-dir"] ? { workRoot: values["work-dir"] } : {}),
   ...(metricsSettleMs === undefined ? {} : { metricsSettleMs }),
   onRun: (run) => {
-    const wrong = matrixViolations(run.report, matrix.mutants[run.name]);
-    violations.push(...wrong.map((w) => `${run.name} (round ${run.round + 1}): ${w}`));
+    const wrong = matrixViolations(run.report, expectationOf(run));
+    violations.push(...wrong.map((w) => `${caseId(run)} (round ${run.round + 1}): ${w}`));
     console.log(
-      `${run.name} round ${run.round + 1}: ${wrong.length === 0 ? "as the matrix says" : `${wrong.length} violation(s)`} in ${(run.durationMs / 1000).toFixed(0)} s (cluster ${run.cluster})`,
+      `${caseId(run)} round ${run.round + 1}: ${wrong.length === 0 ? "as the matrix says" : `${wrong.length} violation(s)`} in ${(run.durationMs / 1000).toFixed(0)} s (cluster ${run.cluster})`,
     );
     for (const w of wrong) console.log(`  ${w}`);
   },
@@ -94,8 +114,8 @@ const runs = await runKillMatrix({
 // case -> check -> verdict per round
 const verdicts = new Map<string, Map<string, Status[]>>();
 for (const run of [...runs].sort((a, b) => a.round - b.round)) {
-  const checks = verdicts.get(run.name) ?? new Map<string, Status[]>();
-  verdicts.set(run.name, checks);
+  const checks = verdicts.get(caseId(run)) ?? new Map<string, Status[]>();
+  verdicts.set(caseId(run), checks);
   for (const c of run.report.checks) checks.set(c.id, [...(checks.get(c.id) ?? []), c.status]);
 }
 const flakes = [...verdicts].flatMap(([name, checks]) =>
@@ -107,7 +127,7 @@ if (values.verdicts) {
   const rows = runs.flatMap((run) =>
     run.report.checks.flatMap((c) =>
       c.scenarios.map((s) => ({
-        case: `${operator.name}/${run.name}`,
+        case: caseId(run),
         round: run.round + 1,
         check: c.id,
         target: s.target,

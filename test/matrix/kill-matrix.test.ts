@@ -13,10 +13,12 @@ import {
 } from "../support/kill-matrix.js";
 
 // The kill matrices of the example operators: `run --strict` on each one's
-// reference and each variant listed in its kill-matrix.yaml (every check
+// reference and each variant listed in its matrix file (every check
 // passes), and on each mutant listed there (examples/webapp-operator, the Go
 // operator on controller-runtime; examples/webapp-operator-ts, the
-// TypeScript one on @kubernetes/client-node), which must fail the checks listed there and
+// TypeScript one on @kubernetes/client-node; webapp-operator-clock, the Go
+// operator's clock-ticks variant and its mutants with a clock horizon, in
+// examples/webapp-operator/kill-matrix.clock.yaml), which must fail the checks listed there and
 // nothing else unless the file says why. The cases of both run side by side
 // on kwok clusters of their own (one per core, memory allowing); each test
 // below judges one case's report. KILL_MATRIX_CASES restricts the run to some

@@ -15,7 +15,7 @@ import { startTestCluster, type TestCluster } from "./kwok-cluster.js";
 import { exampleDir, exampleOperatorBinary } from "./webapp-example.js";
 
 /**
- * The kill matrices of the example operators (each one's kill-matrix.yaml):
+ * The kill matrices of the example operators (each one's matrixFile):
  * for each mutant, the checks that must fail under `run --strict`, and the
  * reason for every other check it is allowed not to pass. Shared by the
  * test (test/matrix/kill-matrix.test.ts) and `npm run matrix`.
@@ -52,10 +52,15 @@ type CaseRunner = (
 
 /** An example operator with a kill matrix. */
 export interface MatrixOperator {
-  /** Its directory's name under examples/, which names its cases ("webapp-operator-ts/reference"). */
+  /**
+   * The matrix's name, which names its cases ("webapp-operator-ts/reference"): its directory's
+   * name under examples/, or, for a second matrix of one example, a name of its own.
+   */
   readonly name: string;
-  /** Its directory, holding kill-matrix.yaml. */
+  /** Its directory, holding its contract file (reconcile-conformance.yaml). */
   readonly dir: string;
+  /** Its matrix file (for the first matrix of an example, kill-matrix.yaml in its directory). */
+  readonly matrixFile: string;
   /** Makes ready what every case needs (builds the binary), once per matrix run. */
   readonly prepare: () => CaseRunner;
 }
@@ -67,9 +72,39 @@ export interface MatrixOperator {
 export const GO_OPERATOR: MatrixOperator = {
   name: "webapp-operator",
   dir: exampleDir,
+  matrixFile: join(exampleDir, "kill-matrix.yaml"),
   prepare: () => {
     const binary = exampleOperatorBinary();
     return (cluster, options) => runExampleOperator(cluster, binary, options);
+  },
+};
+
+/**
+ * The clock matrix's horizon: the clock-ticks variant's three ticks fall
+ * within 15 s of the WebApp's creation (a tick at each multiple of 5 s of
+ * Unix time after it), so every life waits 2 s beyond the last one.
+ */
+export const CLOCK_HORIZON = "17s";
+
+/**
+ * The Go operator again, time-driven: its "reference" is the clock-ticks
+ * variant (bugs.go), its mutants the schedule's (ClockBugs), each run with
+ * the contract's clock horizon (CLOCK_HORIZON), so every life waits for
+ * every tick before its first convergence counts, and the ticks are
+ * compared like any child (kill-matrix.clock.yaml).
+ */
+export const GO_CLOCK_OPERATOR: MatrixOperator = {
+  name: "webapp-operator-clock",
+  dir: exampleDir,
+  matrixFile: join(exampleDir, "kill-matrix.clock.yaml"),
+  prepare: () => {
+    const binary = exampleOperatorBinary();
+    return (cluster, options) =>
+      runExampleOperator(cluster, binary, {
+        ...options,
+        bug: options.bug ?? "clock-ticks",
+        contract: { clock: { horizon: CLOCK_HORIZON } },
+      });
   },
 };
 
@@ -83,6 +118,7 @@ const tsExampleDir = join(import.meta.dirname, "../../examples/webapp-operator-t
 export const TS_OPERATOR: MatrixOperator = {
   name: "webapp-operator-ts",
   dir: tsExampleDir,
+  matrixFile: join(tsExampleDir, "kill-matrix.yaml"),
   prepare: () => (cluster, options) =>
     runContractFile(cluster, join(tsExampleDir, "reconcile-conformance.yaml"), options),
 };
@@ -90,13 +126,14 @@ export const TS_OPERATOR: MatrixOperator = {
 /**
  * Every operator with a matrix, in the order their cases are queued. The Go
  * matrix ends with generate-name on purpose (it leaves its cluster's garbage
- * collector minutes behind), so the Go cases come last.
+ * collector minutes behind), so its cases come last, after the clock
+ * matrix's.
  */
-export const MATRIX_OPERATORS: readonly MatrixOperator[] = [TS_OPERATOR, GO_OPERATOR];
+export const MATRIX_OPERATORS: readonly MatrixOperator[] = [TS_OPERATOR, GO_CLOCK_OPERATOR, GO_OPERATOR];
 
-/** The operator's kill matrix. */
+/** The operator's kill matrix (its matrixFile). */
 export async function loadKillMatrix(operator: MatrixOperator): Promise<KillMatrix> {
-  return parse(await readFile(join(operator.dir, "kill-matrix.yaml"), "utf8")) as KillMatrix;
+  return parse(await readFile(operator.matrixFile, "utf8")) as KillMatrix;
 }
 
 /** One case of a matrix: an operator's reference or one of its mutants. */
@@ -123,11 +160,17 @@ export function caseNames(matrix: KillMatrix): string[] {
  * The cases a filter selects (KILL_MATRIX_CASES): comma-separated patterns,
  * each "<operator>/<case>" ("*" stands for any run of characters) or an
  * operator's name alone (all its cases), e.g. "webapp-operator-ts" or
- * "webapp-operator/reference,webapp-operator/crash-gap". Empty or absent:
+ * "webapp-operator/reference,webapp-operator/crash-gap" or
+ * "webapp-operator/clock-ticks,webapp-operator-clock". Empty or absent:
  * every case. A pattern that selects nothing is an error, so a typo never
  * passes as an empty run.
  */
-export function selectMatrixCases(cases: readonly MatrixCase[], filter: string | undefined): MatrixCase[] {
+export function selectMatrixCases(
+  cases: readonly MatrixCase[],
+  filter: string | undefined,
+  /** What the filter came from, for its error: the variable, or `npm run matrix`'s --only. */
+  source = "KILL_MATRIX_CASES",
+): MatrixCase[] {
   const patterns = (filter ?? "")
     .split(",")
     .map((p) => p.trim())
@@ -141,7 +184,7 @@ export function selectMatrixCases(cases: readonly MatrixCase[], filter: string |
   const unmatched = matchers.filter((m) => !cases.some(m.matches)).map((m) => m.pattern);
   if (unmatched.length > 0) {
     throw new Error(
-      `KILL_MATRIX_CASES: ${unmatched.join(", ")} selects no case (cases: ${cases.map((c) => `${c.operator}/${c.name}`).join(", ")})`,
+      `${source}: ${unmatched.join(", ")} selects no case (cases: ${cases.map((c) => `${c.operator}/${c.name}`).join(", ")})`,
     );
   }
   return cases.filter((c) => matchers.some((m) => m.matches(c)));

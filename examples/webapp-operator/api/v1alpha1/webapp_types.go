@@ -45,6 +45,10 @@ type WebAppStatus struct {
 	// LastHeartbeatTime is refreshed on a timer, only by the heartbeat
 	// variant (--bug=heartbeat); the reference never sets it.
 	LastHeartbeatTime *metav1.Time `json:"lastHeartbeatTime,omitempty"`
+	// LastTick is the last tick of the schedule whose ConfigMap was made, as
+	// only the tick-status-gap mutant (--bug=tick-status-gap) records it; the
+	// reference and the clock-ticks variant never set it.
+	LastTick int32 `json:"lastTick,omitempty"`
 }
 
 // WebApp is the custom resource.

@@ -104,6 +104,27 @@ const (
 	// fails, once: the entry stays behind.
 	CleanupGivesUp Bug = "cleanup-gives-up"
 
+	// The mutants below are ClockTicks with one mistake each: a schedule's
+	// mistakes, which only a life long enough to see its ticks shows. They
+	// are the clock matrix's (kill-matrix.clock.yaml), not AllBugs.
+
+	// TickRerunAfterRestart remembers in memory which ticks it ran: a new
+	// process, remembering none, runs the latest due tick again, and finding
+	// that tick's ConfigMap already there, names its run
+	// <name>-tick-<k>-<process id>: after a restart, two children for one
+	// tick.
+	TickRerunAfterRestart Bug = "tick-rerun-after-restart"
+	// TickNameWithoutTick names every tick's ConfigMap <name>-tick, without
+	// the tick's number: each tick updates the one ConfigMap's data, so the
+	// second tick overwrites the first.
+	TickNameWithoutTick Bug = "tick-name-without-tick"
+	// TickStatusGap records the last tick it made in status.lastTick and
+	// decides what to make from that record instead of from its children,
+	// each tick's ConfigMap made with generateName <name>-tick-: a crash
+	// between a tick's create and the status write that records it makes
+	// the restarted process create that tick's ConfigMap again.
+	TickStatusGap Bug = "tick-status-gap"
+
 	// Heartbeat is not a mistake but a variant: a heartbeat a real operator
 	// may write on purpose. It stamps status.lastHeartbeatTime whenever the
 	// stored one is missing or HeartbeatInterval old, and asks to be
@@ -152,6 +173,16 @@ const (
 	// (deletion.finalizers.webapps.<the CRD's group>), instead of the
 	// reference's <group>/directory.
 	DotFinalizer Bug = "dot-finalizer"
+	// ClockTicks does everything the reference does and, besides, runs a
+	// schedule of its own, as a cron-like operator does: a tick at every
+	// multiple of TickPeriod of Unix time (the wall clock, so where the
+	// ticks fall after the WebApp's creation varies from life to life), at
+	// most MaxTicks after the WebApp's creationTimestamp, each the owned
+	// ConfigMap <name>-tick-<k> (ticks.go). What is due is computed from the
+	// creation time and the clock at every reconcile, so a restart neither
+	// repeats nor loses a tick; it asks to be reconciled again at the next
+	// boundary (RequeueAfter) while ticks remain. Ready is the reference's.
+	ClockTicks Bug = "clock-ticks"
 )
 
 // PollInterval is how often the FlipWithinReconcile mutant reconciles again
@@ -162,7 +193,16 @@ const PollInterval = time.Second
 // status.lastHeartbeatTime.
 const HeartbeatInterval = 3 * time.Second
 
-// AllBugs lists every mutant: the kill matrix's list, without the Variants.
+// TickPeriod is the ClockTicks schedule's period: a tick at every multiple
+// of it of Unix time.
+const TickPeriod = 5 * time.Second
+
+// MaxTicks is how many ticks the ClockTicks schedule makes after a WebApp's
+// creation.
+const MaxTicks = 3
+
+// AllBugs lists every mutant: the kill matrix's list, without the Variants
+// and the clock matrix's ClockBugs.
 var AllBugs = []Bug{
 	GenerateName, IgnoreAlreadyExists, DeepEqualUpdate, StatusEveryReconcile, StaleRetry,
 	BlindOverwrite, RecreateOnDrift, NoDriftRepair, ReplaceWholeObject, NameWithoutUID,
@@ -171,13 +211,20 @@ var AllBugs = []Bug{
 	ReleaseBeforeCleanup, CleanupInMemory, ResurrectWhileTerminating, CleanupGivesUp,
 }
 
+// ClockBugs lists the mutants of ClockTicks: the clock matrix's
+// (kill-matrix.clock.yaml, run with a clock horizon).
+var ClockBugs = []Bug{TickRerunAfterRestart, TickNameWithoutTick, TickStatusGap}
+
 // Variants lists the legitimate alternatives to the reference behaviour:
 // selected like a mutant, but correct. The kill matrix lists each but the
 // heartbeat under `variants`: every check must pass on them.
 var Variants = []Bug{
 	Heartbeat, UIDPrefixName, HashName, GeneratedSecret, StatusJitter, ApplyChild,
-	RandomPortOrder, LeaderConfigMap, DotFinalizer,
+	RandomPortOrder, LeaderConfigMap, DotFinalizer, ClockTicks,
 }
+
+// ticks: the Bugs that run the ClockTicks schedule (ticks.go).
+func (b Bug) ticks() bool { return b == ClockTicks || slices.Contains(ClockBugs, b) }
 
 // generatesSecret: the Bugs with the <name>-auth Secret.
 func (b Bug) generatesSecret() bool { return b == GeneratedSecret || b == RegenerateSecret }
@@ -187,13 +234,13 @@ func ParseBug(value string) (Bug, error) {
 	if value == "" || value == "none" {
 		return None, nil
 	}
-	for _, b := range slices.Concat(AllBugs, Variants) {
+	for _, b := range slices.Concat(AllBugs, ClockBugs, Variants) {
 		if string(b) == value {
 			return b, nil
 		}
 	}
 	return None, fmt.Errorf("unknown bug %q: use one of %s (mutants) or %s (variants)",
-		value, sortedNames(AllBugs), sortedNames(Variants))
+		value, sortedNames(slices.Concat(AllBugs, ClockBugs)), sortedNames(Variants))
 }
 
 func sortedNames(bugs []Bug) string {

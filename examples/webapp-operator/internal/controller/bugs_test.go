@@ -20,6 +20,18 @@ func TestParseBug(t *testing.T) {
 	if len(AllBugs) != 25 {
 		t.Errorf("%d mutants, the README's table has 25", len(AllBugs))
 	}
+	for _, bug := range ClockBugs {
+		if got, err := ParseBug(string(bug)); err != nil || got != bug || slices.Contains(AllBugs, bug) || slices.Contains(Variants, bug) {
+			t.Errorf("ParseBug(%q) = %q, %v; a clock mutant, in AllBugs: %v, in Variants: %v",
+				bug, got, err, slices.Contains(AllBugs, bug), slices.Contains(Variants, bug))
+		}
+		if !bug.ticks() {
+			t.Errorf("%s: a clock mutant that runs no schedule", bug)
+		}
+	}
+	if !ClockTicks.ticks() || !slices.Contains(Variants, ClockTicks) || None.ticks() {
+		t.Errorf("clock-ticks is a variant with a schedule; the reference has none")
+	}
 	for _, bug := range Variants {
 		if got, err := ParseBug(string(bug)); err != nil || got != bug || slices.Contains(AllBugs, bug) {
 			t.Errorf("ParseBug(%q) = %q, %v; in AllBugs: %v", bug, got, err, slices.Contains(AllBugs, bug))
@@ -31,7 +43,7 @@ func TestParseBug(t *testing.T) {
 	}
 	_, err := ParseBug("off-by-one")
 	if err == nil || !strings.Contains(err.Error(), `unknown bug "off-by-one"`) || !strings.Contains(err.Error(), "crash-gap") ||
-		!strings.Contains(err.Error(), "heartbeat") {
+		!strings.Contains(err.Error(), "heartbeat") || !strings.Contains(err.Error(), "tick-status-gap") {
 		t.Errorf("ParseBug(off-by-one) error = %v; want one naming the value and the choices", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,8 @@ type Reconciler struct {
 	passwordsMu sync.Mutex
 	// directory is CleanupInMemory's memory of the directory entries it created (finalizer.go).
 	directory directoryMemory
+	// tickRuns is TickRerunAfterRestart's memory of the ticks it ran (ticks.go).
+	tickRuns tickMemory
 }
 
 // rememberedPassword is RegenerateSecret's password for app, generated the first time this process asks.
@@ -100,6 +103,8 @@ type observation struct {
 	deployment *appsv1.Deployment
 	// conflicts names children that exist but belong to another controller.
 	conflicts []string
+	// nextTick is how long until the schedule's next tick (ticks.go); 0: none to come.
+	nextTick time.Duration
 }
 
 // childConflictError: a child with our name is controlled by someone else.
@@ -162,6 +167,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if r.Bug == Heartbeat {
 		// The variant: come back when the heartbeat is due, even if nothing else happens.
 		return ctrl.Result{RequeueAfter: HeartbeatInterval}, nil
+	}
+	if observed.nextTick > 0 {
+		// The schedule's: come back when the next tick is due, even if nothing else happens.
+		return ctrl.Result{RequeueAfter: observed.nextTick}, nil
 	}
 	if r.Bug == FlipWithinReconcile && (observed.deployment == nil || !deploymentAvailable(observed.deployment, app.Spec.Replicas)) {
 		// Its polling habit (not the mistake): look again soon while the Deployment is not available.
@@ -248,6 +257,13 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, 
 	}
 	if err := note(r.ensureDirectoryEntry(ctx, app, changes)); err != nil {
 		return observed, err
+	}
+	if r.Bug.ticks() {
+		next, err := r.reconcileTicks(ctx, app, changes, note)
+		if err != nil {
+			return observed, err
+		}
+		observed.nextTick = next
 	}
 	if !r.Bug.generatesSecret() {
 		return observed, nil
