@@ -42,6 +42,8 @@ export interface DeliveredEvent {
   readonly resourceVersion: string;
   readonly run?: number;
   readonly beforeWriteSeq: number;
+  /** When the proxy delivered it (the run's clock). */
+  readonly at?: number;
 }
 
 /**
@@ -74,7 +76,7 @@ export class ReadLog {
 
   /** Notes a watch event passed to the operator, at `at` (the run's clock). */
   deliver(event: DeliveredEvent, at?: number): void {
-    this.deliveries.push(event);
+    this.deliveries.push(at === undefined ? event : { ...event, at });
     if (at !== undefined) this.lastDelivery = at;
     this.files?.events.append(event);
   }

@@ -83,9 +83,12 @@ export interface WriteEntry extends ResourceIdentity {
 
 /** Why a write is taken for the clock's: see src/scenario/clock-writes.ts. */
 export interface ClockMark {
-  /** The operator's previous write, when it fell quiet: its seq and ISO time. */
+  /** The last write before it (the operator's or the kit's): its seq. */
   readonly quietSinceSeq: number;
+  /** When the last stimulus before it came (ISO): the operator fell quiet after it. */
   readonly quietSince: string;
+  /** What that stimulus was: "the operator's write 9", "the kit's write 15", a watch event. */
+  readonly since?: string;
   /** How long after that write this one came. */
   readonly afterMs: number;
   /** The evidence that told it: the operator's work queues, or silence alone (weaker). */

@@ -26,7 +26,7 @@
 import type { QueueReading } from "../operator/metrics/queue-readings.js";
 import type { DeliveredEvent } from "../proxy/read-log.js";
 import type { ClockMark, WriteEntry } from "../proxy/write-log.js";
-import { QUEUE_WINDOW_MS } from "./quiescence.js";
+import { DELIVERY_HANDOFF_MS, QUEUE_WINDOW_MS } from "./quiescence.js";
 
 export type { ClockMark } from "../proxy/write-log.js";
 
@@ -63,11 +63,13 @@ export function clockMarks(record: ActivityRecord): Map<number, ClockMark> {
   // The firing under way: the write that began it, its mark, the objects it wrote.
   let firing: Firing | undefined;
   let previous: WriteEntry | undefined;
+  let lastKit: WriteEntry | undefined;
   let since = { kit: false, restarted: false };
   for (const write of record.writes) {
     if (write.actor === "kit") {
       since = { ...since, kit: true };
       opening = undefined;
+      lastKit = write;
       continue;
     }
     // Events and Leases are the manager's bookkeeping: neither news nor an answer.
@@ -83,10 +85,8 @@ export function clockMarks(record: ActivityRecord): Map<number, ClockMark> {
       opening = undefined;
     }
     const started =
-      previous === undefined
-        ? undefined
-        : ((!since.kit && !since.restarted ? markOf(context, previous, write) : undefined) ??
-          (opening && catchUpOf(context, opening.killed, write, clockKinds.get(opening.killed.run))));
+      markOf(context, write, previous?.run === write.run ? previous : undefined, lastKit) ??
+      (opening && catchUpOf(context, opening.killed, write, clockKinds.get(opening.killed.run)));
     if (started) firing = { first: write, mark: started, wrote: new Set() };
     const mark = started ?? (previous && firing && continues(context, firing, previous, write, since));
     if (!mark) firing = undefined;
@@ -154,10 +154,7 @@ function newsBetween(
     const e = deliveries[i] as DeliveredEvent;
     if (e.beforeWriteSeq > write.seq) break;
     if (e.run !== undefined && e.run !== write.run) continue;
-    const echo =
-      context.echoes.has(eventKey(e)) ||
-      (e.type === "DELETED" && context.echoes.has(eventKey({ ...e, resourceVersion: DELETED })));
-    if (!echo && !own(e)) return true;
+    if (!isEcho(context, e) && !own(e)) return true;
   }
   return false;
 }
@@ -308,23 +305,49 @@ export function describeClockWrite(write: Pick<WriteEntry, "seq" | "time" | "clo
   if (mark.catchUp) {
     return `write ${write.seq} at ${at}, after a restart (the killed process's last write: ${mark.quietSinceSeq}): ${mark.pending}${mark.by === "silence" ? " (without its queues: weaker evidence)" : ""}`;
   }
-  return `write ${write.seq} at ${at}, ${(mark.afterMs / 1000).toFixed(1)} s after the operator's last write (${mark.quietSinceSeq}) with nothing the kit did and no watch event in between: ${mark.pending}${mark.by === "silence" ? " (told from silence alone: weaker evidence)" : ""}`;
+  return `write ${write.seq} at ${at}, ${(mark.afterMs / 1000).toFixed(1)} s after ${mark.since ?? `the operator's write ${mark.quietSinceSeq}`}, with nothing the kit did and no watch event of news since: ${mark.pending}${mark.by === "silence" ? " (told from silence alone: weaker evidence)" : ""}`;
 }
 
-function markOf(context: MarkContext, previous: WriteEntry, write: WriteEntry): ClockMark | undefined {
+/**
+ * The mark of a write its clock made, or undefined: the operator fell quiet
+ * after the last stimulus before it (its own previous write in this run, the
+ * kit's last write, the last watch event of news delivered to this run) and
+ * nothing came after, as its queues show (idle, a delayed requeue pending)
+ * or silence for the quiet period. A write of a run with no such stimulus
+ * yet answers its start; one after a failed write is that write's retry.
+ */
+function markOf(
+  context: MarkContext,
+  write: WriteEntry,
+  previous: WriteEntry | undefined,
+  lastKit: WriteEntry | undefined,
+): ClockMark | undefined {
   const { record } = context;
-  if (previous.code < 200 || previous.code >= 300) return undefined;
-  if (newsBetween(context, previous, write)) return undefined;
-  const quietSince = Date.parse(previous.time);
+  if (previous && (previous.code < 200 || previous.code >= 300)) return undefined;
+  // A restarted run that has written nothing yet learns the world from its first watch events:
+  // every one of them is news to it.
+  const news = lastNews(context, write, previous === undefined);
+  if (news === "unplaced") return undefined;
+  const stimuli = [
+    ...(previous ? [{ at: Date.parse(previous.time), what: `the operator's write ${previous.seq}` }] : []),
+    ...(lastKit ? [{ at: Date.parse(lastKit.time), what: `the kit's write ${lastKit.seq}` }] : []),
+    ...(news ? [news] : []),
+  ];
+  // A restarted run with no write and no news of its own yet: this write answers the restart.
+  if (!previous && !news) return undefined;
+  const anchor = stimuli.reduce((latest, s) => (s.at > latest.at ? s : latest));
   const at = Date.parse(write.time);
-  const afterMs = at - quietSince;
+  const afterMs = at - anchor.at;
   const base = {
-    quietSinceSeq: previous.seq,
-    quietSince: previous.time,
+    quietSinceSeq: previous?.seq ?? lastKit?.seq ?? 0,
+    quietSince: new Date(anchor.at).toISOString(),
+    since: anchor.what,
     afterMs,
     ...(record.sampleCreatedAt === undefined ? {} : { afterSampleMs: at - record.sampleCreatedAt }),
   };
-  const queues = record.readings && queuesBetween(context.readingsByRun.get(write.run) ?? [], quietSince, at);
+  const queues =
+    record.readings &&
+    queuesBetween(context.readingsByRun.get(write.run) ?? [], anchor.at + DELIVERY_HANDOFF_MS, at);
   if (queues?.kind === "requeue-after") {
     return {
       ...base,
@@ -344,6 +367,42 @@ function markOf(context: MarkContext, previous: WriteEntry, write: WriteEntry): 
           ? "its queues could not tell what was pending"
           : "it publishes no work queues, so what was pending is not known";
   return { ...base, by: "silence", pending };
+}
+
+/**
+ * The last watch event delivered to the write's run before it that is news
+ * to the operator (not the echo of one of its own writes, unless
+ * `echoesAreNews`): when and what; undefined for none; "unplaced" for one
+ * recorded without its time.
+ */
+function lastNews(
+  context: MarkContext,
+  write: WriteEntry,
+  echoesAreNews: boolean,
+): { readonly at: number; readonly what: string } | "unplaced" | undefined {
+  const { deliveries } = context.record;
+  for (let i = firstWhere(deliveries, (e) => e.beforeWriteSeq > write.seq) - 1; i >= 0; i--) {
+    const e = deliveries[i] as DeliveredEvent;
+    if (e.run !== undefined && write.run !== undefined && e.run !== write.run) {
+      // Deliveries of an earlier run come before this run's: none of this run is left.
+      if (e.run < write.run) return undefined;
+      continue;
+    }
+    if (!echoesAreNews && isEcho(context, e)) continue;
+    if (e.at === undefined) return "unplaced";
+    return {
+      at: e.at,
+      what: `the watch event of ${e.resource}/${e.name} (resourceVersion ${e.resourceVersion})`,
+    };
+  }
+  return undefined;
+}
+
+function isEcho(context: MarkContext, e: DeliveredEvent): boolean {
+  return (
+    context.echoes.has(eventKey(e)) ||
+    (e.type === "DELETED" && context.echoes.has(eventKey({ ...e, resourceVersion: DELETED })))
+  );
 }
 
 /**

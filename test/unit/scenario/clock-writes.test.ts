@@ -32,7 +32,7 @@ const tick = writeEntry({
   effect: "created",
   resourceVersion: "120",
 });
-const kitTouch = writeEntry({ seq: 5, time: at(3_000), actor: "kit", resource: "cronjobs", name: "nightly" });
+const kitTouch = writeEntry({ seq: 5, time: at(4_950), actor: "kit", resource: "cronjobs", name: "nightly" });
 
 const event = (fields: Partial<DeliveredEvent>): DeliveredEvent => ({
   type: "MODIFIED",
@@ -114,13 +114,66 @@ describe("clockMarks", () => {
       undefined,
     ],
     [
-      "another writer's change delivered in between (a built-in controller's): news it may answer",
+      "a kit write 3 s before, which it answered with nothing and fell quiet after: the clock's",
+      record({
+        writes: [status, { ...kitTouch, time: at(2_000) }, tick],
+        readings: readings("requeue_after"),
+      }),
+      "queues",
+    ],
+    [
+      "another writer's change delivered just before (a built-in controller's): news it may answer",
+      record({
+        writes: [status, tick],
+        deliveries: [
+          event({
+            group: "batch",
+            resource: "jobs",
+            name: "nightly-1",
+            resourceVersion: "110",
+            at: T0 + 4_950,
+          }),
+        ],
+        readings: readings("requeue_after"),
+      }),
+      undefined,
+    ],
+    [
+      "news delivered 3 s before, and quiet since: the clock's",
+      record({
+        writes: [status, tick],
+        deliveries: [
+          event({
+            group: "batch",
+            resource: "jobs",
+            name: "nightly-1",
+            resourceVersion: "110",
+            at: T0 + 2_000,
+          }),
+        ],
+        readings: readings("requeue_after"),
+      }),
+      "queues",
+    ],
+    [
+      "news whose time was not recorded: it may have come just before, not excused",
       record({
         writes: [status, tick],
         deliveries: [event({ group: "batch", resource: "jobs", name: "nightly-1", resourceVersion: "110" })],
         readings: readings("requeue_after"),
       }),
       undefined,
+    ],
+    [
+      "a restarted run that listed what it watches at 1 s and fell quiet: its tick is the clock's",
+      record({
+        writes: [status, { ...tick, run: 2 }],
+        deliveries: [
+          event({ type: "ADDED", resourceVersion: "104", run: 2, beforeWriteSeq: 5, at: T0 + 1_000 }),
+        ],
+        readings: readings("requeue_after", { run: 2 }),
+      }),
+      "queues",
     ],
     [
       "a restart in between: the first write of a new run answers the restart",
@@ -166,7 +219,7 @@ describe("clockMarks", () => {
     const marks = clockMarks(record({ writes: [status, tick] }));
     expect([...marks.keys()]).toEqual([tick.seq]);
     expect(describeClockWrite({ ...tick, clock: marks.get(tick.seq) })).toBe(
-      "write 6 at 12:00:05.000, 5.0 s after the operator's last write (4) with nothing the kit did and no watch event in between: it publishes no work queues, so what was pending is not known (told from silence alone: weaker evidence)",
+      "write 6 at 12:00:05.000, 5.0 s after the operator's write 4, with nothing the kit did and no watch event of news since: it publishes no work queues, so what was pending is not known (told from silence alone: weaker evidence)",
     );
   });
 });

@@ -689,7 +689,7 @@ describe("compareEndStates of children the operator's clock made", () => {
     expect(endStateMatches(comparison)).toBe(true);
     expect(comparison.clockMade).toEqual([
       expect.stringMatching(
-        /^not compared field by field: Job\/nightly-1796610660 \(here\) was made by the operator's clock, write 12 at 12:01:00.004, 1.9 s after the operator's last write \(9\)/,
+        /^not compared field by field: Job\/nightly-1796610660 \(here\) was made by the operator's clock, write 12 at 12:01:00.004, 1.9 s after the operator's write 9/,
       ),
     ]);
   });

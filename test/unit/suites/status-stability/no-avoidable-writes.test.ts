@@ -160,7 +160,7 @@ const rows: Row[] = [
     status: "passed",
     message:
       "no operator write changed anything the contract promises to keep (0 request(s), 0 ambiguous, 0 allowed by its promises)",
-    note: "not counted: #23, made by the operator's clock: write 23 at 12:00:05.000, 5.0 s after the operator's last write (22)",
+    note: "not counted: #23, made by the operator's clock: write 23 at 12:00:05.000, 5.0 s after the operator's write 22",
   },
   {
     name: "failed: a heartbeat of its clock, with no promise that declares it volatile",
