@@ -244,14 +244,29 @@ export class Scenario {
       );
     }
     this.noteSpecWrite(spec, this.lastKitWriteSeq(), created.metadata?.generation);
+    this.lastCreateAnsweredAt = this.deps.clock.now();
     return created;
   }
 
-  /** When the kit's create of the custom resource in this life was answered (the run's clock); undefined before. */
+  /**
+   * When the kit's latest create of the custom resource was answered (the
+   * run's clock): this life's start, a recreation's included; undefined before.
+   */
   get sampleCreatedAt(): number | undefined {
-    const first = this.spec[0];
-    const answered = first && this.specWriteAnsweredAt.get(first.seq);
-    return answered === undefined ? undefined : Date.parse(answered);
+    return this.lastCreateAnsweredAt;
+  }
+
+  private lastCreateAnsweredAt: number | undefined;
+
+  /**
+   * The earliest moment a wait's quiet may count from: `now`, or, with a
+   * clock horizon (clock.horizon), that long after this life's create when
+   * it lies ahead: what the operator's clock makes by then is in every life.
+   */
+  quietNotBefore(now: number): number {
+    const { horizonMs } = this.deps.contract.clock;
+    const created = this.sampleCreatedAt;
+    return horizonMs === undefined || created === undefined ? now : Math.max(now, created + horizonMs);
   }
 
   /** The kit's writes that set the custom resource's spec, in order: the sample's create, then each update. */
@@ -337,10 +352,7 @@ export class Scenario {
     const now = this.deps.clock.now();
     // With a clock horizon, no convergence counts before it: what the operator's clock makes by then
     // is in every life. The wait's stimulus is the horizon, so quiet is counted from it.
-    const { horizonMs } = contract.clock;
-    const horizonAt =
-      horizonMs !== undefined && this.sampleCreatedAt !== undefined ? this.sampleCreatedAt + horizonMs : now;
-    const stimulusAt = Math.max(now, horizonAt);
+    const stimulusAt = this.quietNotBefore(now);
     const startSeq = this.proxy.writeLog.lastSeq;
     // The sequence number from which the custom resource has been ready without a break.
     let readySince: number | undefined;

@@ -9,7 +9,7 @@ import { GIVE_UP_IDLE_MS, hasGivenUp, silentFor } from "../../scenario/quiescenc
 import { doneRegardless, holds, notYet, untilQuiet } from "../../scenario/quiet-wait.js";
 import { liveChildren, writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
-import { answeredChildren, forWantOfChildren } from "../shared/no-children.js";
+import { answeredChildren, forWantOfChildren, isClockChild } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -44,6 +44,8 @@ export interface DeletedChildObservation {
   readonly readings?: { readonly reference: LifeReading; readonly here: LifeReading };
   /** Why the reference has one life only (ChildRoles.oneLife): no value is known to be generated per life. */
   readonly oneLife?: string;
+  /** Set when the operator's clock made the child (a tick's): its values are its tick's, not the reference's. */
+  readonly ofClock?: true;
   readonly recreation: Recreation;
   /** The operator's writes after the deletion. */
   readonly writes: readonly WriteEntry[];
@@ -122,13 +124,24 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
         ...(role && role.perLife.length > 0 ? { perLife: role.perLife } : {}),
         readings,
         ...(roles?.oneLife ? { oneLife: roles.oneLife } : {}),
+        ...(isClockChild(spec0, reference) ? { ofClock: true as const } : {}),
         recreation,
         writes: scenario.operatorWrites({ after: mark }),
         operatorLog: await scenario.operatorLog(10),
       };
     },
   },
-  judge({ name, fields, perLife = [], readings, oneLife, recreation, writes, operatorLog }): Judgement {
+  judge({
+    name,
+    fields,
+    perLife = [],
+    readings,
+    oneLife,
+    ofClock,
+    recreation,
+    writes,
+    operatorLog,
+  }): Judgement {
     const shown = writes.map(writeEvidence);
     if (recreation.outcome === "gave-up") {
       return {
@@ -146,6 +159,18 @@ export const deletedChild = defineCheck<DeletedChildTarget, DeletedChildObservat
       };
     }
     const recreated = recreation.object;
+    if (ofClock) {
+      return {
+        status: "passed",
+        message: `recreated (uid ${recreated.metadata?.uid ?? "?"})`,
+        evidence: {
+          writes: shown,
+          notes: [
+            `not compared with the reference: the operator's clock made ${name}, and the reference's holds another tick's values`,
+          ],
+        },
+      };
+    }
     // Positions count in keyed lists in key order, as in the reference's children (liveChildObjects).
     const values = canonicalOrder(recreated);
     const generated = fields.filter((t) => isPerLife(perLife, t.path));

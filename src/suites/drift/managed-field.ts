@@ -16,7 +16,7 @@ import {
   type ChildRecord,
 } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
-import { answeredChildren, forWantOfChildren } from "../shared/no-children.js";
+import { answeredChildren, forWantOfChildren, isClockChild } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -146,8 +146,12 @@ export const managedField = defineCheck<DriftTarget, ManagedFieldObservation>({
             perLifeValues,
           ),
         );
+      // A tick's child holds its own tick's values (its time), never the reference's tick's: the
+      // value to restore is this life's, as for a value generated once per life.
+      const ofClock = referenceChild !== undefined && isClockChild(reference, referenceChild);
       if (
         !perLife &&
+        !ofClock &&
         !sameInThisLife &&
         !isDeepStrictEqual(valueAt(live, referenceTarget.path), referenceTarget.value)
       ) {

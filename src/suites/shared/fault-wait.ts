@@ -19,9 +19,13 @@ export async function untilFaultActs(
   what: string,
 ): Promise<FaultOutcome> {
   const { contract } = context.deps;
+  const now = context.deps.clock.now();
+  // Within a clock horizon the write awaited may be a tick still to come: quiet counts after it.
+  const stimulusAt = scenario.quietNotBefore(now);
   const acted = await untilQuiet<FaultOutcome>(scenario, {
     awaited: what,
-    stimulusAt: context.deps.clock.now(),
+    stimulusAt,
+    timeoutMs: contract.timeouts.convergeMs + (stimulusAt - now),
     intervalMs: 50,
     signal: context.deps.signal,
     observe: async () => {

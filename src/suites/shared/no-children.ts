@@ -2,6 +2,17 @@ import type { Contract } from "../../contract/load-contract.js";
 import { clockFamily } from "../../scenario/clock-writes.js";
 import type { SpecReference } from "../../scenario/spec-references.js";
 
+/** Whether a reference child is one its operator's clock made, or of a family it made (clockFamily). */
+export function isClockChild(
+  reference: Pick<SpecReference, "children"> | undefined,
+  child: SpecReference["children"][number],
+): boolean {
+  if (child.madeByClock) return true;
+  const family = (c: SpecReference["children"][number]) =>
+    clockFamily({ group: c.group, resource: c.resource, name: c.ref.name }) ?? "";
+  return (reference?.children ?? []).some((c) => c.madeByClock && family(c) === family(child));
+}
+
 /**
  * The reference's children a check can aim a scenario at: without a clock
  * horizon, not those the operator's clock made (nor their family: a tick
@@ -15,10 +26,7 @@ export function answeredChildren(
 ): SpecReference["children"] {
   const children = reference?.children ?? [];
   if (contract.clock.horizonMs !== undefined) return children;
-  const family = (c: (typeof children)[number]) =>
-    clockFamily({ group: c.group, resource: c.resource, name: c.ref.name }) ?? "";
-  const families = new Set(children.filter((c) => c.madeByClock).map(family));
-  return children.filter((c) => !c.madeByClock && !families.has(family(c)));
+  return children.filter((c) => !isClockChild(reference, c));
 }
 
 /**

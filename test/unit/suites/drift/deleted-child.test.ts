@@ -86,6 +86,17 @@ describe("drift/deleted-child judge", () => {
     expect(verdict.message).toMatch(message);
   });
 
+  it("compares no field of a child the operator's clock made: the reference's is another tick's", () => {
+    const verdict = deletedChild.judge({ ...observation(recreated("other")), ofClock: true }, contract);
+    expect(verdict.status).toBe("passed");
+    expect(verdict.evidence?.notes).toEqual([
+      expect.stringMatching(/^not compared with the reference: the operator's clock made/),
+    ]);
+    expect(
+      deletedChild.judge({ ...observation({ outcome: "gave-up" }), ofClock: true }, contract).status,
+    ).toBe("failed");
+  });
+
   it("names the field that differs, and shows the log of an operator that did not recreate", () => {
     expect(deletedChild.judge(observation(recreated("other")), contract).evidence?.diffs).toEqual([
       { object: "Service/hello", path: "spec.selector.app", expected: "hello", actual: "other" },
