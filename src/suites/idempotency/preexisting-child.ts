@@ -13,7 +13,7 @@ import { doneRegardless, notYet, untilQuiet } from "../../scenario/quiet-wait.js
 import { writeEvidence } from "../../scenario/reference-state.js";
 import { Inconclusive } from "../../scenario/scenario.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
-import { answeredChildren, forWantOfChildren } from "../shared/no-children.js";
+import { answeredChildren, forWantOfChildren, isClockChild } from "../shared/no-children.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   childTargets,
@@ -82,9 +82,12 @@ export const preexistingChild = defineCheck<PreexistingChildTarget, PreexistingC
       references.get(0)?.roles,
     ),
   targetName: (target) => target.name,
-  skipTarget({ child, fields, role }, { contract }) {
+  skipTarget({ child, fields, role }, { contract, references }) {
     if (contract.readiness.kind === "quiet") {
       return "the contract's readiness is `quiet`: the custom resource reports no readiness to judge";
+    }
+    if (isClockChild(references.get(0), child)) {
+      return "the operator's clock makes it, at a tick to come: its readiness does not wait for a tick, so a copy that differs before then is no Ready claim over it";
     }
     if (!child.ref.namespace) return "a cluster-scoped child is shared by every namespace's scenarios";
     if (normalisedName(child.ref) !== child.ref.name) {
