@@ -3,7 +3,7 @@ import { KNOWN_CHECKS } from "../../src/suites/index.js";
 import {
   defaultMatrixParallelism,
   loadKillMatrix,
-  MATRIX_OPERATORS,
+  TESTED_MATRIX_OPERATORS,
   matrixCases,
   matrixViolations,
   notPassed,
@@ -36,7 +36,7 @@ import {
 // this file with KILL_MATRIX_EVERY_CHECK=1.
 
 const matrices = await Promise.all(
-  MATRIX_OPERATORS.map(async (operator) => ({ operator, matrix: await loadKillMatrix(operator) })),
+  TESTED_MATRIX_OPERATORS.map(async (operator) => ({ operator, matrix: await loadKillMatrix(operator) })),
 );
 const everyCheck = process.env.KILL_MATRIX_EVERY_CHECK === "1";
 const selected = selectMatrixCases(

@@ -131,6 +131,15 @@ export const TS_OPERATOR: MatrixOperator = {
  */
 export const MATRIX_OPERATORS: readonly MatrixOperator[] = [TS_OPERATOR, GO_CLOCK_OPERATOR, GO_OPERATOR];
 
+/**
+ * The matrices the test command holds the kit to. Not the clock matrix yet:
+ * its clock-ticks reference makes a tick's child inside a reconcile that
+ * answers other news (a restart, a Deployment's rollout) when a tick is due
+ * then, and the kit does not tell such a child from an answer yet (issue 43
+ * is open); `npm run matrix -- --operator webapp-operator-clock` runs it.
+ */
+export const TESTED_MATRIX_OPERATORS: readonly MatrixOperator[] = [TS_OPERATOR, GO_OPERATOR];
+
 /** The operator's kill matrix (its matrixFile). */
 export async function loadKillMatrix(operator: MatrixOperator): Promise<KillMatrix> {
   return parse(await readFile(operator.matrixFile, "utf8")) as KillMatrix;
