@@ -203,11 +203,17 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** "id=status: first message" for every check that neither passed nor was skipped. */
+/**
+ * "id=status: message" for every check that neither passed nor was skipped: the message of its
+ * first scenario with the check's status (not of a skipped target, which says nothing of it).
+ */
 export function notPassed(report: RunReport): string[] {
   return report.checks
     .filter((c) => c.status !== "passed" && c.status !== "skipped")
-    .map((c) => `${c.id}=${c.status}: ${c.scenarios.find((s) => s.status !== "passed")?.message ?? ""}`);
+    .map(
+      (c) =>
+        `${c.id}=${c.status}: ${(c.scenarios.find((s) => s.status === c.status) ?? c.scenarios.find((s) => s.status !== "passed"))?.message ?? ""}`,
+    );
 }
 
 /**
