@@ -453,8 +453,11 @@ function lastReconcileEnded(
     const retried = after.retries - (before?.retries ?? 0);
     const total = Object.keys(after.reconciles).reduce((n, result) => n + moved(result), 0);
     if (total === 0 && retried === 0) return;
-    if (moved("error") > 0 || moved("requeue") > 0 || retried > 0) ended = "retry";
+    // controller-runtime's priority queue (its default) counts every delayed add as a retry,
+    // a RequeueAfter's included: the reconcile's own result says which it was.
+    if (moved("error") > 0 || moved("requeue") > 0) ended = "retry";
     else if (moved("requeue_after") > 0) ended = "requeue-after";
+    else if (retried > 0) ended = "retry";
     else ended = "nothing-pending";
   });
   return ended;

@@ -60,7 +60,8 @@ function readings(
       queues: { cronjob: { depth: options.busy && done ? 1 : 0, adds: 3 } },
       activeWorkers: { cronjob: done && !options.busy ? 0 : 1 },
       reconciles: { success: 2, ...(done ? { [ended]: 1 } : {}) },
-      retries: 0,
+      // controller-runtime's priority queue counts a RequeueAfter's delayed add as a retry too.
+      retries: done && ended !== "success" ? 1 : 0,
     });
   }
   return list;
