@@ -46,6 +46,16 @@ const event = (fields: Partial<DeliveredEvent>): DeliveredEvent => ({
   ...fields,
 });
 
+/** The Job controller's change of an earlier Job, delivered at `at`: news of another writer's. */
+const jobChanged = (at?: number) =>
+  event({
+    group: "batch",
+    resource: "jobs",
+    name: "nightly-1",
+    resourceVersion: "110",
+    ...(at === undefined ? {} : { at }),
+  });
+
 /** Readings every 100 ms from t0: its status write's reconcile ends `ended`, then the queues idle until the tick. */
 function readings(
   ended: "requeue_after" | "error" | "success",
@@ -126,15 +136,7 @@ describe("clockMarks", () => {
       "another writer's change delivered just before (a built-in controller's): news it may answer",
       record({
         writes: [status, tick],
-        deliveries: [
-          event({
-            group: "batch",
-            resource: "jobs",
-            name: "nightly-1",
-            resourceVersion: "110",
-            at: T0 + 4_950,
-          }),
-        ],
+        deliveries: [jobChanged(T0 + 4_950)],
         readings: readings("requeue_after"),
       }),
       undefined,
@@ -143,15 +145,7 @@ describe("clockMarks", () => {
       "news delivered 3 s before, and quiet since: the clock's",
       record({
         writes: [status, tick],
-        deliveries: [
-          event({
-            group: "batch",
-            resource: "jobs",
-            name: "nightly-1",
-            resourceVersion: "110",
-            at: T0 + 2_000,
-          }),
-        ],
+        deliveries: [jobChanged(T0 + 2_000)],
         readings: readings("requeue_after"),
       }),
       "queues",
@@ -160,7 +154,7 @@ describe("clockMarks", () => {
       "news whose time was not recorded: it may have come just before, not excused",
       record({
         writes: [status, tick],
-        deliveries: [event({ group: "batch", resource: "jobs", name: "nightly-1", resourceVersion: "110" })],
+        deliveries: [jobChanged()],
         readings: readings("requeue_after"),
       }),
       undefined,
