@@ -76,9 +76,10 @@ export class ReadLog {
 
   /** Notes a watch event passed to the operator, at `at` (the run's clock). */
   deliver(event: DeliveredEvent, at?: number): void {
-    this.deliveries.push(at === undefined ? event : { ...event, at });
+    const delivered = at === undefined ? event : { ...event, at };
+    this.deliveries.push(delivered);
     if (at !== undefined) this.lastDelivery = at;
-    this.files?.events.append(event);
+    this.files?.events.append(delivered);
   }
 
   /** Waits until the files hold everything recorded so far. */
