@@ -416,14 +416,14 @@ function countByFamily(
     const prefix = family.split("/").at(-1) ?? "";
     if (here.length > there.length) {
       duplicates.push({
-        kind: `${kind} of its clock (${prefix}*)`,
+        kind: `clock-made ${kind}`,
         reference: there.length,
         now: here.length,
         names: here.map((c) => c.ref.name),
       });
     } else if (here.length < there.length) {
       missing.push(
-        `${there.length - here.length} ${kind}(s) of its clock (${prefix}*: ${there.map((c) => c.ref.name).join(", ")} in the reference, ${here.map((c) => c.ref.name).join(", ") || "none"} here, within the clock horizon)`,
+        `${there.length - here.length} clock-made ${kind}(s) of ${prefix}* (${there.map((c) => c.ref.name).join(", ")} in the reference, ${here.map((c) => c.ref.name).join(", ") || "none"} here, within the clock horizon)`,
       );
     }
   }
