@@ -26,7 +26,8 @@
 import type { QueueReading } from "../operator/metrics/queue-readings.js";
 import type { DeliveredEvent } from "../proxy/read-log.js";
 import type { ClockMark, WriteEntry } from "../proxy/write-log.js";
-import { DELIVERY_HANDOFF_MS, QUEUE_WINDOW_MS } from "./quiescence.js";
+import { byRun, firstWhere, lastReconcileEnded, queuesBetween } from "./clock-queues.js";
+import { DELIVERY_HANDOFF_MS } from "./quiescence.js";
 
 export type { ClockMark } from "../proxy/write-log.js";
 
@@ -37,16 +38,33 @@ export interface ActivityRecord {
   /** The watch events the proxy delivered to the operator. */
   readonly deliveries: readonly DeliveredEvent[];
   /** Its work queues' readings (oldest first); absent when it publishes none. */
-  readonly readings?: readonly QueueReading[];
+  readonly readings?: readonly QueueReading[] | undefined;
   /** The contract's quiet period: how long silence alone must last. */
   readonly quietPeriodMs: number;
   /** When the kit created the custom resource in this life (the run's clock): marks say how long after. */
-  readonly sampleCreatedAt?: number;
+  readonly sampleCreatedAt?: number | undefined;
   /**
    * The contract's clock horizon: within it every life waits for the ticks,
    * so a create after a restart is never taken for a tick's catch-up there.
    */
-  readonly horizonMs?: number;
+  readonly horizonMs?: number | undefined;
+}
+
+/**
+ * A scenario's clock marks, computed again only when a write was added: a
+ * write's mark reads only what came before it (`record` reads the scenario
+ * as it is now; `throughSeq` is its write log's last sequence number).
+ */
+export class ClockMarker {
+  private cached: { readonly throughSeq: number; readonly marks: ReadonlyMap<number, ClockMark> } | undefined;
+
+  constructor(private readonly record: () => ActivityRecord) {}
+
+  marks(throughSeq: number): ReadonlyMap<number, ClockMark> {
+    if (this.cached?.throughSeq !== throughSeq)
+      this.cached = { throughSeq, marks: clockMarks(this.record()) };
+    return this.cached.marks;
+  }
 }
 
 /** The clock marks of a scenario's operator writes, by seq: only the writes the clock made have one. */
@@ -204,110 +222,6 @@ interface MarkContext {
   readonly readingsByRun: ReadonlyMap<number | undefined, readonly QueueReading[]>;
 }
 
-function byRun(readings: readonly QueueReading[]): Map<number | undefined, QueueReading[]> {
-  const runs = new Map<number | undefined, QueueReading[]>();
-  for (const r of readings) {
-    if (r.error !== undefined) continue;
-    const list = runs.get(r.run) ?? [];
-    list.push(r);
-    runs.set(r.run, list);
-  }
-  return runs;
-}
-
-/** The index of the first element for which `after` holds, in a list where it holds from some point on. */
-function firstWhere<T>(list: readonly T[], after: (item: T) => boolean): number {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if (after(list[middle] as T)) high = middle;
-    else low = middle + 1;
-  }
-  return low;
-}
-
-/**
- * Whether a clock mark falls within the contract's horizon (clock.horizon):
- * what the clock made by then is in every life, compared like any write.
- */
-export function withinHorizon(mark: ClockMark, horizonMs: number | undefined): boolean {
-  return horizonMs !== undefined && mark.afterSampleMs !== undefined && mark.afterSampleMs <= horizonMs;
-}
-
-/**
- * The writes of `writes` that belong to a firing of the clock that created
- * something (one tick's work: its Job, the status that records it), and the
- * rest. A firing that only rewrote what exists (a heartbeat stamped into
- * status) is in the rest: whether such a write was needed is what the
- * status-stability checks judge, and a contract declares a heartbeat as
- * volatile.
- */
-export function ticksApart<W extends WriteEntry>(writes: readonly W[]): { ticks: W[]; rest: W[] } {
-  const firingOf = (w: W) => (w.clock ? (w.clock.firing ?? w.seq) : undefined);
-  const creating = new Set(
-    writes.filter((w) => w.effect === "created" && firingOf(w) !== undefined).map(firingOf),
-  );
-  const ticks = writes.filter((w) => creating.has(firingOf(w)));
-  return { ticks, rest: writes.filter((w) => !ticks.includes(w)) };
-}
-
-/**
- * The family of an object the operator wrote: its kind and its name without
- * the last dash-separated part ("ConfigMap hello-tick-"), the part a
- * schedule varies (a tick's number or time, a generateName suffix);
- * undefined for a name with no dash.
- */
-export function clockFamily(object: {
-  readonly group: string;
-  readonly resource: string;
-  readonly name?: string | undefined;
-}): string | undefined {
-  const name = object.name ?? "";
-  const dash = name.lastIndexOf("-");
-  return dash > 0 ? `${object.group}/${object.resource}/${name.slice(0, dash + 1)}` : undefined;
-}
-
-/**
- * The families (clockFamily) of the objects the clock created in these
- * writes. A tick that came while the operator was busy with other news is
- * not told apart by itself; one of the same family that another tick made
- * shows what it is.
- */
-export function clockFamilies(writes: readonly WriteEntry[]): Set<string> {
-  const families = new Set<string>();
-  for (const w of writes) {
-    const family = w.clock && w.effect === "created" ? clockFamily(w) : undefined;
-    if (family) families.add(family);
-  }
-  return families;
-}
-
-/** The writes with their clock marks attached (a write the clock did not make is returned as it is). */
-export function withClockMarks<W extends WriteEntry>(
-  writes: readonly W[],
-  marks: ReadonlyMap<number, ClockMark>,
-): W[] {
-  return writes.map((w) => {
-    const clock = marks.get(w.seq);
-    return clock ? { ...w, clock } : w;
-  });
-}
-
-/** "write 12 at 11:40:02.125, 5.1 s after the operator's last write (9), with a RequeueAfter pending (its queues)" */
-export function describeClockWrite(write: Pick<WriteEntry, "seq" | "time" | "clock">): string {
-  const mark = write.clock;
-  if (!mark) return `write ${write.seq}`;
-  const at = write.time.slice(11, 23);
-  if (mark.firing !== undefined) {
-    return `write ${write.seq} at ${at}, in the burst the operator's clock began with write ${mark.firing} (${mark.pending})`;
-  }
-  if (mark.catchUp) {
-    return `write ${write.seq} at ${at}, after a restart (the killed process's last write: ${mark.quietSinceSeq}): ${mark.pending}${mark.by === "silence" ? " (without its queues: weaker evidence)" : ""}`;
-  }
-  return `write ${write.seq} at ${at}, ${(mark.afterMs / 1000).toFixed(1)} s after ${mark.since ?? `the operator's write ${mark.quietSinceSeq}`}, with nothing the kit did and no watch event of news since: ${mark.pending}${mark.by === "silence" ? " (told from silence alone: weaker evidence)" : ""}`;
-}
-
 /**
  * The mark of a write its clock made, or undefined: the operator fell quiet
  * after the last stimulus before it (its own previous write in this run, the
@@ -403,94 +317,6 @@ function isEcho(context: MarkContext, e: DeliveredEvent): boolean {
     context.echoes.has(eventKey(e)) ||
     (e.type === "DELETED" && context.echoes.has(eventKey({ ...e, resourceVersion: DELETED })))
   );
-}
-
-/**
- * What the operator's queues said between its previous write and this one:
- * whether they fell idle (every queue empty, no reconcile running, over
- * QUEUE_WINDOW_MS at least) and, if so, how the last reconcile before the
- * last such window ended: asking for a delayed requeue, asking for a retry
- * (an error or a plain requeue), or with nothing pending. `busy`: never idle
- * in between (the write answers work that was going on). Undefined when the
- * readings do not cover the span (too few, or failed).
- */
-function queuesBetween(
-  ofRun: readonly QueueReading[],
-  from: number,
-  to: number,
-): { readonly kind: "busy" | "requeue-after" | "retry" | "nothing-pending" } | undefined {
-  const span = ofRun.slice(
-    firstWhere(ofRun, (r) => r.at >= from),
-    firstWhere(ofRun, (r) => r.at >= to),
-  );
-  const first = span[0];
-  const last = span.at(-1);
-  if (first === undefined || last === undefined || last.at - first.at < QUEUE_WINDOW_MS) return undefined;
-  const window = lastIdleWindow(span);
-  if (window === undefined) return { kind: "busy" };
-  return {
-    kind: lastReconcileEnded(
-      ofRun.slice(
-        0,
-        firstWhere(ofRun, (r) => r.at > window.at),
-      ),
-    ),
-  };
-}
-
-/**
- * How the last reconcile in `readings` (of one run, oldest first) ended, by
- * the last change of its reconcile counters: asking for a delayed requeue,
- * for a retry (an error or a plain requeue), or with nothing pending.
- */
-function lastReconcileEnded(
-  readings: readonly QueueReading[],
-): "requeue-after" | "retry" | "nothing-pending" {
-  let ended: "requeue-after" | "retry" | "nothing-pending" = "nothing-pending";
-  readings.forEach((after, i) => {
-    const before = readings[i - 1];
-    const moved = (result: string) => (after.reconciles[result] ?? 0) - (before?.reconciles[result] ?? 0);
-    const retried = after.retries - (before?.retries ?? 0);
-    const total = Object.keys(after.reconciles).reduce((n, result) => n + moved(result), 0);
-    if (total === 0 && retried === 0) return;
-    // controller-runtime's priority queue (its default) counts every delayed add as a retry,
-    // a RequeueAfter's included: the reconcile's own result says which it was.
-    if (moved("error") > 0 || moved("requeue") > 0) ended = "retry";
-    else if (moved("requeue_after") > 0) ended = "requeue-after";
-    else if (retried > 0) ended = "retry";
-    else ended = "nothing-pending";
-  });
-  return ended;
-}
-
-/**
- * Whether the operator's current run ended its last reconcile asking for a
- * delayed requeue (RequeueAfter): work its clock will bring later, which a
- * life that stops at convergence never sees. False without readings.
- */
-export function delayedRequeuePending(readings: readonly QueueReading[]): boolean {
-  const run = readings.at(-1)?.run;
-  return (
-    lastReconcileEnded(readings.filter((r) => r.run === run && r.error === undefined)) === "requeue-after"
-  );
-}
-
-/** The last reading of the last run of idle readings spanning QUEUE_WINDOW_MS; undefined when there is none. */
-function lastIdleWindow(span: readonly QueueReading[]): QueueReading | undefined {
-  const idle = (r: QueueReading) =>
-    Object.values(r.queues).every((q) => q.depth === 0) &&
-    Object.values(r.activeWorkers ?? {}).every((n) => n === 0);
-  let found: QueueReading | undefined;
-  let start: QueueReading | undefined;
-  for (const r of span) {
-    if (!idle(r)) {
-      start = undefined;
-      continue;
-    }
-    start ??= r;
-    if (r.at - start.at >= QUEUE_WINDOW_MS) found = r;
-  }
-  return found;
 }
 
 /** The watch events that are the operator's own writes coming back: "group/resource/namespace/name@resourceVersion". */

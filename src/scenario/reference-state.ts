@@ -1,6 +1,6 @@
 import type { KubeObject, ObjectRef } from "../kube/kube-client.js";
 import type { ClockMark, WriteEntry } from "../proxy/write-log.js";
-import { describeClockWrite } from "./clock-writes.js";
+import { describeClockWrite } from "./clock-marks.js";
 import { canonicalOrder } from "../util/keyed-lists.js";
 import type { Scenario } from "./scenario.js";
 

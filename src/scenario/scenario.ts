@@ -17,7 +17,8 @@ import { applyMergePatch } from "../util/records.js";
 import { logExcerpt } from "./log-excerpt.js";
 import { silentFor, type Silence } from "./quiescence.js";
 import { releaseLeftFinalizers } from "./left-finalizers.js";
-import { clockMarks, withClockMarks, type ClockMark } from "./clock-writes.js";
+import { ClockMarker, type ClockMark } from "./clock-writes.js";
+import { withClockMarks } from "./clock-marks.js";
 import { pendingUpdate, ScenarioQuiescence } from "./operator-silence.js";
 import { SCENARIO_LIFETIME, type Timings } from "./timings.js";
 import { Inconclusive, NeverQuiet } from "./inconclusive.js";
@@ -244,7 +245,7 @@ export class Scenario {
       );
     }
     this.noteSpecWrite(spec, this.lastKitWriteSeq(), created.metadata?.generation);
-    this.lastCreateAnsweredAt = this.deps.clock.now();
+    this.sampleCreatedAt = this.deps.clock.now();
     return created;
   }
 
@@ -252,11 +253,7 @@ export class Scenario {
    * When the kit's latest create of the custom resource was answered (the
    * run's clock): this life's start, a recreation's included; undefined before.
    */
-  get sampleCreatedAt(): number | undefined {
-    return this.lastCreateAnsweredAt;
-  }
-
-  private lastCreateAnsweredAt: number | undefined;
+  private sampleCreatedAt: number | undefined;
 
   /**
    * The earliest moment a wait's quiet may count from: `now`, or, with a
@@ -462,34 +459,22 @@ export class Scenario {
     return withClockMarks(writes, this.clockMarks());
   }
 
-  private clockCache:
-    { readonly throughSeq: number; readonly marks: ReadonlyMap<number, ClockMark> } | undefined;
+  private readonly clock = new ClockMarker(() => ({
+    writes: this.proxy.writeLog.query({}),
+    deliveries: this.proxy.readLog.delivered,
+    readings: this.operator.queueReadings,
+    quietPeriodMs: this.deps.contract.quietPeriodMs,
+    sampleCreatedAt: this.sampleCreatedAt,
+    horizonMs: this.deps.contract.clock.horizonMs,
+  }));
 
   /**
    * The operator writes its own clock made (a schedule's tick, a heartbeat,
    * a resync), by seq, as far as the write log, the watch deliveries and the
-   * queues tell (clock-writes.ts). A write's mark reads only what came before
-   * it, so the marks are computed again only when a write was added.
+   * queues tell (clock-writes.ts).
    */
   clockMarks(): ReadonlyMap<number, ClockMark> {
-    const { writeLog, readLog } = this.proxy;
-    if (this.clockCache?.throughSeq !== writeLog.lastSeq) {
-      const readings = this.operator.queueReadings;
-      this.clockCache = {
-        throughSeq: writeLog.lastSeq,
-        marks: clockMarks({
-          writes: writeLog.query({}),
-          deliveries: readLog.delivered,
-          ...(readings ? { readings } : {}),
-          quietPeriodMs: this.deps.contract.quietPeriodMs,
-          ...(this.sampleCreatedAt === undefined ? {} : { sampleCreatedAt: this.sampleCreatedAt }),
-          ...(this.deps.contract.clock.horizonMs === undefined
-            ? {}
-            : { horizonMs: this.deps.contract.clock.horizonMs }),
-        }),
-      };
-    }
-    return this.clockCache.marks;
+    return this.clock.marks(this.proxy.writeLog.lastSeq);
   }
 
   /**

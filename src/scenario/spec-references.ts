@@ -1,4 +1,5 @@
-import { delayedRequeuePending, describeClockWrite, withClockMarks } from "./clock-writes.js";
+import { describeClockWrite, withClockMarks } from "./clock-marks.js";
+import { delayedRequeuePending } from "./clock-queues.js";
 import { operatorFinalizers, recordDeletion, type DeletionRecord } from "./deletion.js";
 import { specUpdates, updateName } from "../contract/load-contract.js";
 import type { KubeObject } from "../kube/kube-client.js";

@@ -13,13 +13,8 @@ import {
   type CrashLine,
   type CrashOutcome,
 } from "../shared/crash-lines.js";
-import {
-  compareEndStates,
-  describeMismatch,
-  endStateMatches,
-  identityLosses,
-  unpairedVerdict,
-} from "../shared/end-state.js";
+import { compareEndStates, describeMismatch, endStateMatches, unpairedVerdict } from "../shared/end-state.js";
+import { identityLosses } from "../shared/identity-losses.js";
 import { ObjectKinds } from "../shared/promised.js";
 
 // The crash-line sweep, shared by idempotency/crash-after-create and

@@ -1,10 +1,5 @@
 import type { Contract } from "../../contract/load-contract.js";
-import {
-  clockFamilies,
-  clockFamily,
-  describeClockWrite,
-  withinHorizon,
-} from "../../scenario/clock-writes.js";
+import { clockFamilies, clockFamily, describeClockWrite, withinHorizon } from "../../scenario/clock-marks.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import {
   countsToward,

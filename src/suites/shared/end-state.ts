@@ -25,14 +25,13 @@ import {
   type ValuePath,
 } from "../../scenario/life-values.js";
 import { changesAfterCreate, createdWithout, writesOfChild } from "../../scenario/life-writes.js";
-import { clockFamilies, clockFamily, describeClockWrite } from "../../scenario/clock-writes.js";
 import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement } from "../check.js";
 import { canonicalOrder } from "../../util/keyed-lists.js";
+import { clockChildrenApart, countByFamily } from "./clock-children.js";
 import { formatObjectPath, type ObjectPath } from "../../util/object-paths.js";
 import { driftTargets, formatPath, operatorManagedPaths, shownValue, valueAt } from "./drift-targets.js";
-import type { ObjectKinds } from "./promised.js";
 
 /** How a scenario's end state differs from the reference of the same spec. */
 export interface EndStateComparison {
@@ -210,26 +209,16 @@ export function compareEndStates(
   });
   const match = (c: ChildRecord) => roleOf(roles, c.ref.kind, c.ref.name);
   const key = (c: ChildRecord) => roleKey(roles, c.ref.kind, c.ref.name);
-  // What the operator's clock made (and its kin: the same family, a tick that came while the
-  // operator was busy with other news) is one tick's in one life and another's in the other: never
-  // compared field by field. Without a clock horizon the lives saw different ticks, and none is
-  // counted; with one, every life holds the ticks due by then, and their number per family counts.
-  const families = new Set([
-    ...[...liveChildren, ...referenceChildren].flatMap((c) => (c.madeByClock ? [childFamily(c) ?? ""] : [])),
-    // What this life's clock made before, gone since or not: its family is the clock's.
-    ...clockFamilies(context.writes ?? []),
-  ]);
-  const byClock = (c: ChildRecord) => c.madeByClock !== undefined || families.has(childFamily(c) ?? "");
-  const clockMade = [
-    ...liveChildren.filter(byClock).map((c) => clockNote(c, "here")),
-    ...referenceChildren.filter(byClock).map((c) => clockNote(c, "in the reference")),
-  ];
-  const live = liveChildren.filter((c) => !byClock(c)).map(inKeyOrder);
-  const reference = referenceChildren.filter((c) => !byClock(c)).map(inKeyOrder);
+  // What the operator's clock made is another tick's in each life: never compared field by field
+  // (clock-children.ts); within a clock horizon, counted per family.
+  const clock = clockChildrenApart(liveChildren, referenceChildren, context.writes ?? []);
+  const live = clock.live.map(inKeyOrder);
+  const reference = clock.reference.map(inKeyOrder);
+  const clockMade = clock.notes;
   const clockCounts =
     context.clockHorizonMs === undefined
       ? { missing: [], duplicates: [] }
-      : countByFamily(liveChildren.filter(byClock), referenceChildren.filter(byClock));
+      : countByFamily(clock.liveByClock, clock.referenceByClock);
   const referenceKeys = new Set(reference.map(key));
   // Live children no role of the reference names: candidates for a reference child nobody paired.
   const strays = live.filter((c) => match(c).status !== "role" && !referenceKeys.has(key(c)));
@@ -381,55 +370,6 @@ export function compareEndStates(
   };
 }
 
-function childFamily(c: ChildRecord): string | undefined {
-  return clockFamily({ group: c.group, resource: c.resource, name: c.ref.name });
-}
-
-function clockNote(c: ChildRecord, where: string): string {
-  const made = c.madeByClock
-    ? `was made by the operator's clock, ${describeClockWrite(c.madeByClock)}`
-    : `is of a family its clock made (${c.ref.kind} ${(childFamily(c) ?? "").split("/").at(-1) ?? ""}*)`;
-  return `not compared field by field: ${c.ref.kind}/${c.ref.name} (${where}) ${made}`;
-}
-
-/**
- * The children the clock made on each side, counted per family (clockFamily):
- * more here than in the reference is a duplicate (a tick run twice), fewer a
- * tick lost. Within a clock horizon every life holds the ticks due by then.
- */
-function countByFamily(
-  live: readonly ChildRecord[],
-  reference: readonly ChildRecord[],
-): Pick<EndStateComparison, "missing" | "duplicates"> {
-  const families = new Map<string, { kind: string; live: ChildRecord[]; reference: ChildRecord[] }>();
-  const add = (c: ChildRecord, side: "live" | "reference") => {
-    const family = childFamily(c) ?? `${c.group}/${c.resource}/${c.ref.name}`;
-    const entry = families.get(family) ?? { kind: c.ref.kind, live: [], reference: [] };
-    entry[side].push(c);
-    families.set(family, entry);
-  };
-  for (const c of live) add(c, "live");
-  for (const c of reference) add(c, "reference");
-  const missing: string[] = [];
-  const duplicates: EndStateComparison["duplicates"][number][] = [];
-  for (const [family, { kind, live: here, reference: there }] of families) {
-    const prefix = family.split("/").at(-1) ?? "";
-    if (here.length > there.length) {
-      duplicates.push({
-        kind: `clock-made ${kind}`,
-        reference: there.length,
-        now: here.length,
-        names: here.map((c) => c.ref.name),
-      });
-    } else if (here.length < there.length) {
-      missing.push(
-        `${there.length - here.length} clock-made ${kind}(s) of ${prefix}* (${there.map((c) => c.ref.name).join(", ")} in the reference, ${here.map((c) => c.ref.name).join(", ") || "none"} here, within the clock horizon)`,
-      );
-    }
-  }
-  return { missing, duplicates };
-}
-
 /** One field the operator manages in either of two objects of one role, found in each by what it is. */
 export interface ManagedFieldPair {
   /** As both objects read it: list positions as what the elements are (`ports[name=http].containerPort`). */
@@ -556,40 +496,4 @@ function regeneration(
   const change = changes[filledIn ? 1 : 0];
   if (!change) return undefined;
   return { change, created: writesOfChild(writes, written).created?.seq };
-}
-
-/**
- * Objects of `created` (the operator's creates) that are no longer the
- * same: gone from the live children the comparison found, or there under
- * the same name with another UID (deleted and recreated). An object whose
- * contract entry does not promise `uid` is `excused`, with why.
- */
-export function identityLosses(
-  created: readonly WriteEntry[],
-  comparison: EndStateComparison,
-  kinds: ObjectKinds,
-): { losses: string[]; excused: string[] } {
-  const losses: string[] = [];
-  const excused: string[] = [];
-  for (const entry of created) {
-    if (entry.subresource || !entry.name || !entry.uid) continue;
-    const live = comparison.children.find(
-      (c) => c.resource === entry.resource && c.group === entry.group && c.ref.name === entry.name,
-    );
-    const problem = !live
-      ? `${entry.resource}/${entry.name} (uid ${entry.uid}) is gone`
-      : live.uid !== entry.uid
-        ? `${entry.resource}/${entry.name} was recreated (uid ${entry.uid} -> ${live.uid})`
-        : undefined;
-    if (problem === undefined) continue;
-    if (entry.clock) {
-      // What a schedule made, it may also prune (a history limit): the rule is for answers, not ticks.
-      excused.push(`not counted: ${problem}: the operator's clock made it (${describeClockWrite(entry)})`);
-      continue;
-    }
-    const why = kinds.withdrawn(entry, "uid");
-    if (why) excused.push(`not counted: ${problem}: ${why}`);
-    else losses.push(problem);
-  }
-  return { losses, excused };
 }

@@ -1,5 +1,5 @@
 import type { Contract } from "../../contract/load-contract.js";
-import { clockFamily } from "../../scenario/clock-writes.js";
+import { childFamily } from "./clock-children.js";
 import type { SpecReference } from "../../scenario/spec-references.js";
 
 /** Whether a reference child is one its operator's clock made, or of a family it made (clockFamily). */
@@ -8,9 +8,8 @@ export function isClockChild(
   child: SpecReference["children"][number],
 ): boolean {
   if (child.madeByClock) return true;
-  const family = (c: SpecReference["children"][number]) =>
-    clockFamily({ group: c.group, resource: c.resource, name: c.ref.name }) ?? "";
-  return (reference?.children ?? []).some((c) => c.madeByClock && family(c) === family(child));
+  const family = childFamily(child);
+  return (reference?.children ?? []).some((c) => c.madeByClock && childFamily(c) === family);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { evaluateReadiness, type Readiness } from "../../contract/readiness.js";
 import { unpairedResource, writeKey, type ChildRoles } from "../../scenario/child-roles.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
-import { clockFamilies, clockFamily } from "../../scenario/clock-writes.js";
+import { clockFamilies, clockFamily } from "../../scenario/clock-marks.js";
 import type { SpecWrite } from "../../scenario/scenario.js";
 import { observedGenerationOf } from "../../contract/observed-generation.js";
 import { asRecord } from "../../util/records.js";

@@ -6,12 +6,8 @@ import type { ChildRoles } from "../../scenario/child-roles.js";
 import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild, SpecReference } from "../../scenario/spec-references.js";
 import type { TargetContext } from "../check.js";
-import {
-  describeMismatch,
-  endStateMatches,
-  identityLosses,
-  type EndStateComparison,
-} from "../shared/end-state.js";
+import { describeMismatch, endStateMatches, type EndStateComparison } from "../shared/end-state.js";
+import { identityLosses } from "../shared/identity-losses.js";
 import { ObjectKinds } from "../shared/promised.js";
 
 /**

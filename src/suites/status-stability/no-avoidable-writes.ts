@@ -2,7 +2,7 @@ import type { KubeObject } from "../../kube/kube-client.js";
 import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import { volatileOnly } from "../../contract/promises.js";
-import { describeClockWrite, ticksApart } from "../../scenario/clock-writes.js";
+import { describeClockWrite, ticksApart } from "../../scenario/clock-marks.js";
 import { describeRef, writeEvidence, type ChildRecord } from "../../scenario/reference-state.js";
 import { defineCheck, type Judgement } from "../check.js";
 import { changedOnlyVolatile, ObjectKinds, sortByPromises } from "../shared/promised.js";

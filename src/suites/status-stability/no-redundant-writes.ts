@@ -1,4 +1,4 @@
-import { describeClockWrite, ticksApart } from "../../scenario/clock-writes.js";
+import { describeClockWrite, ticksApart } from "../../scenario/clock-marks.js";
 import { writeEvidence } from "../../scenario/reference-state.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { QueueReading } from "../../../src/operator/metrics/queue-readings.js";
 import type { DeliveredEvent } from "../../../src/proxy/read-log.js";
 import type { WriteEntry } from "../../../src/proxy/write-log.js";
-import { clockMarks, describeClockWrite, type ActivityRecord } from "../../../src/scenario/clock-writes.js";
+import { clockMarks, type ActivityRecord } from "../../../src/scenario/clock-writes.js";
+import { describeClockWrite } from "../../../src/scenario/clock-marks.js";
 import { writeEntry } from "../../support/write-entry.js";
 
 // A CronJob-style operator: it writes its status at t0 and asks to be requeued at the next tick; at
