@@ -29,10 +29,18 @@ export function ticksApart<W extends WriteEntry>(writes: readonly W[]): { ticks:
 }
 
 /**
+ * What a schedule puts at the end of a name: a tick's number or time (digits), a generateName
+ * suffix (five lowercase letters and digits), a hash (eight or more hex digits). A word (`web`,
+ * `migrate`) is a role, not a tick.
+ */
+const VARYING_PART = /^(\d+|[a-z0-9]{5}|[0-9a-f]{8,})$/;
+
+/**
  * The family of an object the operator wrote: its kind and its name without
- * the last dash-separated part ("ConfigMap hello-tick-"), the part a
- * schedule varies (a tick's number or time, a generateName suffix);
- * undefined for a name with no dash.
+ * the last dash-separated part ("ConfigMap hello-tick-"), when that part is
+ * one a schedule varies (VARYING_PART); undefined otherwise, so that a
+ * child named for its role (`hello-web` beside `hello-1796610660`) is never
+ * taken for a tick's.
  */
 export function clockFamily(object: {
   readonly group: string;
@@ -41,7 +49,8 @@ export function clockFamily(object: {
 }): string | undefined {
   const name = object.name ?? "";
   const dash = name.lastIndexOf("-");
-  return dash > 0 ? `${object.group}/${object.resource}/${name.slice(0, dash + 1)}` : undefined;
+  if (dash <= 0 || !VARYING_PART.test(name.slice(dash + 1))) return undefined;
+  return `${object.group}/${object.resource}/${name.slice(0, dash + 1)}`;
 }
 
 /**

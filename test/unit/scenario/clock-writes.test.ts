@@ -3,7 +3,7 @@ import type { QueueReading } from "../../../src/operator/metrics/queue-readings.
 import type { DeliveredEvent } from "../../../src/proxy/read-log.js";
 import type { WriteEntry } from "../../../src/proxy/write-log.js";
 import { clockMarks, type ActivityRecord } from "../../../src/scenario/clock-writes.js";
-import { describeClockWrite } from "../../../src/scenario/clock-marks.js";
+import { clockFamily, describeClockWrite } from "../../../src/scenario/clock-marks.js";
 import { writeEntry } from "../../support/write-entry.js";
 
 // A CronJob-style operator: it writes its status at t0 and asks to be requeued at the next tick; at
@@ -315,5 +315,19 @@ describe("clockMarks of a tick's burst", () => {
     expect(describeClockWrite({ ...recordTick, clock: marks.get(recordTick.seq) })).toMatch(
       /^write 7 at 12:00:05.040, in the burst the operator's clock began with write 6 \(/,
     );
+  });
+});
+
+describe("clockFamily", () => {
+  it.each<[string, string, string | undefined]>([
+    ["a tick's number", "hello-tick-1", "/configmaps/hello-tick-"],
+    ["a tick's time", "nightly-1796610660", "/configmaps/nightly-"],
+    ["a generateName suffix", "hello-tick-xwv55", "/configmaps/hello-tick-"],
+    ["a hash", "registration-1a2b3c4d", "/configmaps/registration-"],
+    ["a role's word: never a tick's kin", "hello-web", undefined],
+    ["a longer word", "hello-migrate", undefined],
+    ["no dash", "hello", undefined],
+  ])("%s", (_name, name, family) => {
+    expect(clockFamily({ group: "", resource: "configmaps", name })).toBe(family);
   });
 });
