@@ -104,12 +104,9 @@ export const crashDuringCleanup = defineCheck<CleanupCrashTarget, CleanupCrashOb
       });
       context.progress(`deleting the custom resource; crash after ${line.id}`);
       const deleteSeq = await deleteCustomResource(scenario, "Background");
-      const stuck = await untilDeleted(
-        scenario,
-        context.deps,
-        deleteSeq,
-        () => fault.outcome().status !== "not-reached",
-      );
+      const stuck = await untilDeleted(scenario, context.deps, deleteSeq, {
+        until: () => fault.outcome().status !== "not-reached",
+      });
       const outcome = fault.outcome();
       if (outcome.status === "not-reached") {
         fault.disarm();

@@ -1,5 +1,11 @@
 import type { WriteEntry } from "../../proxy/write-log.js";
-import { deleteCustomResource, untilDeleted } from "../../scenario/deletion.js";
+import {
+  deleteCustomResource,
+  HOLD_FINALIZER,
+  holdTerminating,
+  releaseHold,
+  untilDeleted,
+} from "../../scenario/deletion.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
   createsAfterTheDelete,
@@ -14,6 +20,11 @@ import {
 
 export interface ResurrectionObservation {
   readonly end: DeletionEnd;
+  /** The kit's hold on the terminating custom resource (absent in observations recorded before it). */
+  readonly hold?: {
+    /** The write log's sequence number at the hold's release (the kit's patch, or the last write before it). */
+    readonly releasedAt: number;
+  };
 }
 
 /** Updates of children (not the custom resource, not deletes) after the delete: shown, not judged. */
@@ -36,7 +47,9 @@ function childUpdates(
  * The sample converges; the kit deletes it in the foreground (as
  * `kubectl delete --cascade=foreground`): the custom resource stays,
  * terminating, while the garbage collector deletes what it owns, and every
- * deletion is an event the operator sees. From the delete on, the operator
+ * deletion is an event the operator sees. A finalizer of the kit's keeps it
+ * terminating after that until the operator is quiet (holdTerminating), as
+ * Pods that end gracefully do on a real cluster. From the delete on, the operator
  * must create nothing (the classic: a reconcile of a terminating object
  * recreates what the garbage collector just removed), and the deletion must
  * end as the reference's did.
@@ -60,18 +73,35 @@ export const noResurrection = defineCheck<DeletionReference, ResurrectionObserva
       const scenario = await context.open();
       await scenario.startWithSample();
       await scenario.converge("convergence of the sample");
-      context.progress("deleting the custom resource in the foreground");
+      await holdTerminating(scenario);
+      context.progress(
+        "deleting the custom resource in the foreground, held terminating by the kit's finalizer",
+      );
       const deleteSeq = await deleteCustomResource(scenario, "Foreground");
-      const stuck = await untilDeleted(scenario, context.deps, deleteSeq);
-      return { end: await deletionEnd(scenario, reference, deleteSeq, stuck) };
+      const held = await untilDeleted(scenario, context.deps, deleteSeq, { held: true });
+      await releaseHold(scenario);
+      const releaseSeq = scenario.proxy.writeLog.lastSeq;
+      // Stuck while held: the operator's own finalizer or what the garbage collector awaits; no second wait.
+      const stuck = held ?? (await untilDeleted(scenario, context.deps, deleteSeq));
+      return {
+        end: await deletionEnd(scenario, reference, deleteSeq, stuck),
+        hold: { releasedAt: releaseSeq },
+      };
     },
   },
-  judge({ end }, contract): Judgement {
+  judge({ end, hold }, contract): Judgement {
     const updates = childUpdates(end.writes, contract.customResource);
-    const notes = updates.map(
-      (w) =>
-        `write ${w.seq}: ${w.verb} ${w.resource}/${w.name ?? ""} while terminating (an update, not judged)`,
-    );
+    const notes = [
+      ...(hold
+        ? [
+            `the kit held the terminating custom resource with its finalizer ${HOLD_FINALIZER} until the operator's finalizers and the garbage collector's work were done and the operator was quiet, and released it at write ${hold.releasedAt}: a real cluster keeps a terminating object that long while its Pods end gracefully`,
+          ]
+        : []),
+      ...updates.map(
+        (w) =>
+          `write ${w.seq}: ${w.verb} ${w.resource}/${w.name ?? ""} while terminating (an update, not judged)`,
+      ),
+    ];
     const problems = deletionProblems(end, contract.customResource);
     const evidence = deletionEvidence(end, contract.customResource, notes);
     const excused = createsAfterTheDelete(end, contract.customResource).excused.size;

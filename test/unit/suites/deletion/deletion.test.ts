@@ -389,4 +389,30 @@ describe("the deletion checks' judges", () => {
       "judged: write 12 (create deployments/hello) came after the same process's write 11 of the custom resource, which sent resourceVersion 101, from after the delete: its view had the deletion",
     );
   });
+
+  it("no-resurrection: says when the kit's hold kept the custom resource terminating, and judges as without it", () => {
+    const create = writeEntry({
+      seq: 12,
+      verb: "create",
+      resource: "services",
+      name: "hello",
+      effect: "created",
+    });
+    const released = release({ sentResourceVersion: "101", effect: "changed" });
+    const held = noResurrection.judge(
+      { end: end({ versionsBeforeDelete: ["100"], writes: [released, create] }), hold: { releasedAt: 14 } },
+      contract,
+    );
+    expect(held.status).toBe("failed");
+    expect(held.evidence?.notes).toContainEqual(
+      expect.stringMatching(
+        /^the kit held the terminating custom resource with its finalizer reconcile-conformance\.dev\/hold-terminating .* released it at write 14: /,
+      ),
+    );
+    const unheld = noResurrection.judge(
+      { end: end({ writes: [cleanupDelete(), release({ seq: 13 })] }) },
+      contract,
+    );
+    expect(unheld.evidence?.notes?.some((n) => n.includes("held"))).toBe(false);
+  });
 });
