@@ -276,7 +276,9 @@ export const contractSchema = z
     updates: z
       .array(update)
       .default([])
-      .describe("Spec changes applied one after another; each must converge."),
+      .describe(
+        "Spec changes applied one after another (merge patches); each must converge. The references run each past the API server first (a dry run, webhooks included): one it refuses, or one that changes nothing the server keeps (a field the schema prunes, a value it already has), leaves the checks that need it inconclusive, naming it.",
+      ),
     generatedUpdates: z
       .boolean({ error: "expected true or false" })
       .default(false)

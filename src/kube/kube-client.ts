@@ -177,7 +177,7 @@ export class KubeClient {
   /** PATCH; `patch` names the object (apiVersion, kind, metadata.name/namespace). */
   async patch<T extends KubeObject = KubeObject>(
     patch: KubeObject,
-    options: { type: PatchType; force?: boolean; subresource?: string } = { type: "merge" },
+    options: { type: PatchType; force?: boolean; subresource?: string; dryRun?: boolean } = { type: "merge" },
   ): Promise<T> {
     const path = await this.objectPath(refOf(patch), options.subresource);
     return this.json<T>("PATCH", path, {
@@ -186,6 +186,8 @@ export class KubeClient {
       query: {
         fieldManager: FIELD_MANAGER,
         force: options.force === undefined ? undefined : String(options.force),
+        // Admission (webhooks included) and validation run; nothing is stored.
+        dryRun: options.dryRun ? "All" : undefined,
       },
     });
   }

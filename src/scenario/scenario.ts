@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -61,6 +62,13 @@ export interface SpecWrite {
  * the contract asked for what the operator refuses, which says nothing
  * about its reconciliation.
  */
+/** What an update can change of an object: all but its status and the fields the server keeps for itself. */
+function storedContent(object: KubeObject): unknown {
+  const { status: _status, metadata = {}, ...rest } = object as KubeObject & { status?: unknown };
+  const { resourceVersion: _rv, managedFields: _mf, generation: _generation, ...kept } = metadata;
+  return { ...rest, metadata: kept };
+}
+
 function refusedByWebhook(error: unknown, write: string): void {
   const refusal = webhookRefusal(error);
   if (refusal === undefined) return;
@@ -293,23 +301,26 @@ export class Scenario {
    * writer. A refusal is Inconclusive: the contract asked for a spec the API
    * server does not accept, so nothing about the operator can be judged.
    */
-  async applyUpdate(update: Readonly<Record<string, unknown>>, ordinal: number): Promise<KubeObject> {
+  async applyUpdate(
+    update: Readonly<Record<string, unknown>>,
+    ordinal: number,
+    { dryRunFirst = false }: { readonly dryRunFirst?: boolean } = {},
+  ): Promise<KubeObject> {
     const cr = this.customResource;
+    const patch = {
+      ...update,
+      apiVersion: cr.apiVersion,
+      kind: cr.kind,
+      metadata: {
+        ...((update.metadata as object | undefined) ?? {}),
+        name: cr.name,
+        namespace: cr.namespace,
+      },
+    };
+    if (dryRunFirst) await this.dryRunUpdate(patch, ordinal);
     let answer: KubeObject;
     try {
-      answer = await this.kit.patch(
-        {
-          ...update,
-          apiVersion: cr.apiVersion,
-          kind: cr.kind,
-          metadata: {
-            ...((update.metadata as object | undefined) ?? {}),
-            name: cr.name,
-            namespace: cr.namespace,
-          },
-        },
-        { type: "merge" },
-      );
+      answer = await this.kit.patch(patch, { type: "merge" });
     } catch (error) {
       refusedByWebhook(error, updateName(this.deps.contract, ordinal));
       throw new Inconclusive(
@@ -318,6 +329,33 @@ export class Scenario {
     }
     this.noteSpecWrite(ordinal, this.lastKitWriteSeq(), answer.metadata?.generation);
     return answer;
+  }
+
+  /**
+   * The API server's dry run of update `ordinal` (admission webhooks
+   * included, nothing stored), before it is written: Inconclusive when the
+   * server refuses it, or when it would change nothing the server keeps (a
+   * field the schema does not have is pruned; a value equal to the current
+   * one, or one a default or a webhook sets back, is no change), so that
+   * no check passes on an update the operator never saw.
+   */
+  private async dryRunUpdate(patch: KubeObject, ordinal: number): Promise<void> {
+    const name = updateName(this.deps.contract, ordinal);
+    const before = await this.kit.get(this.customResource);
+    let after: KubeObject;
+    try {
+      after = await this.kit.patch(patch, { type: "merge", dryRun: true });
+    } catch (error) {
+      refusedByWebhook(error, `${name} (in a dry run)`);
+      throw new Inconclusive(
+        `the API server refused the contract's ${name} in a dry run: ${describeError(error)}`,
+      );
+    }
+    if (isDeepStrictEqual(storedContent(before), storedContent(after))) {
+      throw new Inconclusive(
+        `the contract's ${name} changes nothing the API server keeps: its dry run answered the custom resource as it was (a field the CRD's schema does not have is pruned; a value equal to the current one, or one a default or a webhook sets back, is no change), so no check could judge the operator on it: change the update`,
+      );
+    }
   }
 
   /**

@@ -79,3 +79,54 @@ describe("differential/update-equals-creation with generated updates", () => {
     },
   );
 });
+
+describe("the API server's dry run of every update, before it is written", () => {
+  const verdicts = (report: RunReport) =>
+    (report.checks.find((c) => c.id === "differential/update-equals-creation")?.scenarios ?? []).map((s) => ({
+      target: s.target,
+      status: s.status,
+      message: s.message,
+    }));
+
+  it(
+    "an update that changes nothing the server keeps leaves the check inconclusive, naming it",
+    { timeout: 600_000 },
+    async () => {
+      // Update 2 names a field the schema does not have: pruned, it changes nothing.
+      const report = await runExampleOperator(cluster, binary, {
+        strict: true,
+        suites: ["differential"],
+        contract: { updates: [{ spec: { replicas: 2 } }, { spec: { replicaCount: 3 } }] },
+        parallel: 4,
+      });
+      expect(verdicts(report)).toEqual([
+        {
+          target: "reference state",
+          status: "inconclusive",
+          message: expect.stringMatching(
+            /^the contract's update 2 changes nothing the API server keeps: its dry run answered the custom resource as it was/,
+          ),
+        },
+      ]);
+    },
+  );
+
+  it("a refusal names the update and the server's reason", { timeout: 600_000 }, async () => {
+    // Below the schema's minimum of 1.
+    const report = await runExampleOperator(cluster, binary, {
+      strict: true,
+      suites: ["differential"],
+      contract: { updates: [{ spec: { port: 0 } }] },
+      parallel: 4,
+    });
+    expect(verdicts(report)).toEqual([
+      {
+        target: "reference state",
+        status: "inconclusive",
+        message: expect.stringMatching(
+          /^the API server refused the contract's update 1 in a dry run: .*spec\.port/,
+        ),
+      },
+    ]);
+  });
+});
