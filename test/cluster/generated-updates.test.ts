@@ -99,15 +99,12 @@ describe("the API server's dry run of every update, before it is written", () =>
         contract: { updates: [{ spec: { replicas: 2 } }, { spec: { replicaCount: 3 } }] },
         parallel: 4,
       });
-      expect(verdicts(report)).toEqual([
-        {
-          target: "reference state",
-          status: "inconclusive",
-          message: expect.stringMatching(
-            /^the contract's update 2 changes nothing the API server keeps: its dry run answered the custom resource as it was/,
-          ),
-        },
-      ]);
+      const [verdict, ...others] = verdicts(report);
+      expect(others).toEqual([]);
+      expect(verdict).toMatchObject({ target: "reference state", status: "inconclusive" });
+      expect(verdict?.message).toMatch(
+        /^the contract's update 2 changes nothing the API server keeps: its dry run answered the custom resource as it was/,
+      );
     },
   );
 
@@ -119,14 +116,11 @@ describe("the API server's dry run of every update, before it is written", () =>
       contract: { updates: [{ spec: { port: 0 } }] },
       parallel: 4,
     });
-    expect(verdicts(report)).toEqual([
-      {
-        target: "reference state",
-        status: "inconclusive",
-        message: expect.stringMatching(
-          /^the API server refused the contract's update 1 in a dry run: .*spec\.port/,
-        ),
-      },
-    ]);
+    const [verdict, ...others] = verdicts(report);
+    expect(others).toEqual([]);
+    expect(verdict).toMatchObject({ target: "reference state", status: "inconclusive" });
+    expect(verdict?.message).toMatch(
+      /^the API server refused the contract's update 1 in a dry run: .*spec\.port/,
+    );
   });
 });
