@@ -86,6 +86,14 @@ export interface ChildRoles {
    * be told from a renamed one.
    */
   readonly oneLife?: string;
+  /**
+   * The reference life of the spec these roles serve ended with its
+   * operator's delayed requeue still pending (SpecReference.delayedRequeue):
+   * its clock had work to come that the reference never lived to see, so a
+   * longer life may hold a tick's child the reference cannot speak for
+   * (clock-children.ts). Set by spec-references.ts, not learned.
+   */
+  readonly clockPending?: true;
 }
 
 /** One child of one life, as the reference recorded it. */

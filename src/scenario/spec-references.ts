@@ -170,11 +170,14 @@ export class SpecReferences {
       progress(
         `reference state: ${why}; children compare by their names alone, and no value counts as generated per life`,
       );
-      return { ...first, roles: { ...learnRoles(life(first), life(first)), oneLife: why } };
+      return {
+        ...first,
+        roles: withClockPending({ ...learnRoles(life(first), life(first)), oneLife: why }, first),
+      };
     }
     return {
       ...first,
-      roles: learnRoles(life(first), life(second.other)),
+      roles: withClockPending(learnRoles(life(first), life(second.other)), first),
       secondLife: { namespace: second.other.namespace, writes: second.other.writes },
     };
   }
@@ -185,7 +188,7 @@ export class SpecReferences {
       this.forSpec(0, progress),
       this.slots.run(() => this.compute(spec, progress)),
     ]);
-    return { ...reference, roles: zero.roles };
+    return { ...reference, ...(zero.roles ? { roles: withClockPending(zero.roles, reference) } : {}) };
   }
 
   private async compute(
@@ -235,6 +238,12 @@ export class SpecReferences {
       await scenario.close();
     }
   }
+}
+
+/** The roles, saying whether this spec's own reference ended with a delayed requeue pending (ChildRoles.clockPending). */
+function withClockPending(roles: ChildRoles, reference: Pick<SpecReference, "delayedRequeue">): ChildRoles {
+  const { clockPending: _spec0, ...rest } = roles;
+  return reference.delayedRequeue ? { ...rest, clockPending: true } : rest;
 }
 
 /** A reference's life as child-roles.ts learns from it. */

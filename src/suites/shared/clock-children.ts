@@ -19,6 +19,14 @@ export function clockChildrenApart<L extends ChildRecord, R extends ChildRecord>
   live: readonly L[],
   reference: readonly R[],
   writes: readonly WriteEntry[],
+  {
+    beyondReference = false,
+    hasRole = () => false,
+  }: {
+    readonly beyondReference?: boolean;
+    /** Whether the reference's roles name the child (a name with the life's UID in it has a role). */
+    readonly hasRole?: (c: ChildRecord) => boolean;
+  } = {},
 ): {
   readonly live: L[];
   readonly reference: R[];
@@ -32,16 +40,30 @@ export function clockChildrenApart<L extends ChildRecord, R extends ChildRecord>
     ...clockFamilies(writes),
   ]);
   const byClock = (c: ChildRecord) => c.madeByClock !== undefined || families.has(childFamily(c) ?? "");
+  // A tick that fell due in a longer life, inside a reconcile that answered other news: of a family
+  // the reference, which ended with the clock's work still pending, never had.
+  const referenceFamilies = new Set(reference.map((c) => childFamily(c) ?? ""));
+  const beyond = (c: ChildRecord) => {
+    const family = childFamily(c);
+    return (
+      beyondReference && !byClock(c) && !hasRole(c) && family !== undefined && !referenceFamilies.has(family)
+    );
+  };
+  const liveBeyond = live.filter(beyond);
   const liveByClock = live.filter(byClock);
   const referenceByClock = reference.filter(byClock);
   return {
-    live: live.filter((c) => !byClock(c)),
+    live: live.filter((c) => !byClock(c) && !beyond(c)),
     reference: reference.filter((c) => !byClock(c)),
     liveByClock,
     referenceByClock,
     notes: [
       ...liveByClock.map((c) => clockNote(c, "here")),
       ...referenceByClock.map((c) => clockNote(c, "in the reference")),
+      ...liveBeyond.map(
+        (c) =>
+          `not compared: ${c.ref.kind}/${c.ref.name} (here) is of a family the reference has none of (${c.ref.kind} ${(childFamily(c) ?? "").split("/").at(-1) ?? ""}*), and the reference ended with the operator's delayed requeue still pending: a tick that fell due in this longer life, which the reference did not live to see (a clock horizon, clock.horizon, lets every life wait for it and compares such children)`,
+      ),
     ],
   };
 }

@@ -211,7 +211,11 @@ export function compareEndStates(
   const key = (c: ChildRecord) => roleKey(roles, c.ref.kind, c.ref.name);
   // What the operator's clock made is another tick's in each life: never compared field by field
   // (clock-children.ts); within a clock horizon, counted per family.
-  const clock = clockChildrenApart(liveChildren, referenceChildren, context.writes ?? []);
+  const clock = clockChildrenApart(liveChildren, referenceChildren, context.writes ?? [], {
+    // Within a horizon every life waits for the ticks due by then; they are counted, not left out.
+    beyondReference: context.clockHorizonMs === undefined && roles?.clockPending === true,
+    hasRole: (c) => match(c).status === "role",
+  });
   const live = clock.live.map(inKeyOrder);
   const reference = clock.reference.map(inKeyOrder);
   const clockMade = clock.notes;

@@ -745,6 +745,46 @@ describe("compareEndStates of children the operator's clock made", () => {
     },
   );
 
+  describe("a tick made inside a reconcile that answered other news, in a life longer than the reference's", () => {
+    // nightly-1796610660 here was created by the restarted process's first reconcile: no clock mark.
+    const pending = { ...noRoles, clockPending: true as const };
+    it.each<[string, Parameters<typeof compareEndStates>[3], boolean]>([
+      ["the reference ended with a delayed requeue pending: left out, with a note", { roles: pending }, true],
+      ["the reference had nothing pending: counted, a duplicate", { roles: noRoles }, false],
+      [
+        "within a clock horizon every life waits for the ticks: counted",
+        { roles: pending, clockHorizonMs: 17_000 },
+        false,
+      ],
+    ])("%s", (_name, context, matches) => {
+      const comparison = compareEndStates([job("nightly-1796610660", "scenario")], [], DRIFT, context);
+      expect(endStateMatches(comparison)).toBe(matches);
+      if (matches)
+        expect(comparison.clockMade).toEqual([
+          expect.stringMatching(
+            /^not compared: Job\/nightly-1796610660 \(here\) is of a family the reference has none of \(Job nightly-\*\), and the reference ended with the operator's delayed requeue still pending/,
+          ),
+        ]);
+    });
+
+    it("a second child of a family the reference has is a duplicate all the same", () => {
+      const comparison = compareEndStates(
+        [job("nightly-1796610600", "scenario"), job("nightly-1796610660", "scenario")],
+        [job("nightly-1796610600", "ref-a")],
+        DRIFT,
+        { roles: { ...noRoles, clockPending: true } },
+      );
+      expect(comparison.duplicates).toMatchObject([{ kind: "Job", reference: 1, now: 2 }]);
+    });
+
+    it("a child named for its role (no part a schedule varies) is counted all the same", () => {
+      const comparison = compareEndStates([job("nightly-manual", "scenario")], [], DRIFT, {
+        roles: { ...noRoles, clockPending: true },
+      });
+      expect(endStateMatches(comparison)).toBe(false);
+    });
+  });
+
   it("still counts a Job no tick made: an answer to the kit is judged as one", () => {
     const comparison = compareEndStates([job("nightly-manual", "scenario")], [], DRIFT, { roles: noRoles });
     expect(comparison.duplicates).toMatchObject([{ kind: "Job", reference: 0, now: 1 }]);
