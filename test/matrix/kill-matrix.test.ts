@@ -39,13 +39,18 @@ const matrices = await Promise.all(
   TESTED_MATRIX_OPERATORS.map(async (operator) => ({ operator, matrix: await loadKillMatrix(operator) })),
 );
 const everyCheck = process.env.KILL_MATRIX_EVERY_CHECK === "1";
+// A mutant no check catches yet (an empty mustFail: a gap its matrix file states) is the full
+// matrix's to run; here it would assert nothing about what the kit catches.
+const uncaught = (name: string, matrix: (typeof matrices)[number]["matrix"]) =>
+  !everyCheck && matrix.mutants[name]?.mustFail.length === 0;
 const selected = selectMatrixCases(
   matrices.flatMap(({ operator, matrix }) =>
-    matrixCases(operator, matrix).map((c) => {
-      const row = matrix.mutants[c.name];
-      // A mutant no check catches (an empty mustFail) runs every check: it must fail nothing unexplained.
-      return row && !everyCheck && row.mustFail.length > 0 ? { ...c, checks: row.mustFail } : c;
-    }),
+    matrixCases(operator, matrix)
+      .filter((c) => !uncaught(c.name, matrix))
+      .map((c) => {
+        const row = matrix.mutants[c.name];
+        return row && !everyCheck ? { ...c, checks: row.mustFail } : c;
+      }),
   ),
   process.env.KILL_MATRIX_CASES,
 );
@@ -96,12 +101,12 @@ for (const { operator, matrix } of matrices) {
       });
     }
 
-    for (const [bug, expected] of Object.entries(matrix.mutants)) {
+    for (const [bug, expected] of Object.entries(matrix.mutants).filter(([bug]) => !uncaught(bug, matrix))) {
       const scope = everyCheck ? "" : " (on the checks it must fail)";
       test(bug)(`${bug} fails what it must, and nothing unexplained${scope}`, () => {
         const report = reportOf(operator.name, bug);
         expect(matrixViolations(report, expected)).toEqual([]);
-        if (!everyCheck && expected.mustFail.length > 0) {
+        if (!everyCheck) {
           expect(report.checks.map((c) => c.id).sort()).toEqual([...expected.mustFail].sort());
         }
       });
