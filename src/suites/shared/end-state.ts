@@ -29,9 +29,10 @@ import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement } from "../check.js";
 import { canonicalOrder } from "../../util/keyed-lists.js";
-import { clockChildrenApart, countByFamily } from "./clock-children.js";
-import { formatObjectPath, type ObjectPath } from "../../util/object-paths.js";
-import { driftTargets, formatPath, operatorManagedPaths, shownValue, valueAt } from "./drift-targets.js";
+import { childFamily, clockChildrenApart, countByFamily } from "./clock-children.js";
+import { formatObjectPath } from "../../util/object-paths.js";
+import { driftTargets, formatPath, shownValue, valueAt } from "./drift-targets.js";
+import { managedFieldPairs } from "./managed-field-pairs.js";
 
 /** How a scenario's end state differs from the reference of the same spec. */
 export interface EndStateComparison {
@@ -85,6 +86,15 @@ export interface EndStateComparison {
    * of the fault a scenario injected.
    */
   readonly clockMade: readonly string[];
+  /**
+   * Without a clock horizon, when the reference ended with the operator's
+   * delayed requeue pending (ChildRoles.clockPending): how the two sides
+   * differ in children whose names vary as a schedule's (clockFamily) and
+   * that no role names for the life. Such a child may be a tick that fell
+   * due inside other work in one life and not in the other, which nothing
+   * tells from an answer: neither a failure nor a pass (unpairedVerdict).
+   */
+  readonly ticksUndecided: readonly string[];
 }
 
 /** Whether the end state is the reference's, as far as the kit can tell (`unpaired` aside: unsureVerdict). */
@@ -107,8 +117,8 @@ export function unpairedVerdict(
   comparison: EndStateComparison,
   evidence: Evidence = {},
 ): Judgement | undefined {
-  const { unpaired, undecided } = comparison;
-  if (unpaired.length === 0 && undecided.length === 0) return undefined;
+  const { unpaired, undecided, ticksUndecided } = comparison;
+  if (unpaired.length === 0 && undecided.length === 0 && ticksUndecided.length === 0) return undefined;
   const pairs = unpaired.map((u) => `${u.reference} (reference) or ${u.live.join(", ")} (here): ${u.why}`);
   const fields = undecided.map((d) => `${d.object} ${d.path}`);
   const parts = [
@@ -116,6 +126,11 @@ export function unpairedVerdict(
     ...(fields.length > 0
       ? [
           `${fields.join(", ")} differ from the reference, but with one reference life the kit cannot tell a value generated once per life from a wrong one`,
+        ]
+      : []),
+    ...(ticksUndecided.length > 0
+      ? [
+          `${ticksUndecided.join("; ")}: children named as a schedule's ticks are, and the reference ended with the operator's delayed requeue pending, so a tick that fell due inside other work in one life cannot be told from an answer; a clock horizon (clock.horizon) lets every life wait for the ticks and compares them`,
         ]
       : []),
   ];
@@ -219,6 +234,14 @@ export function compareEndStates(
   const live = clock.live.map(inKeyOrder);
   const reference = clock.reference.map(inKeyOrder);
   const clockMade = clock.notes;
+  const suspicion = context.clockHorizonMs === undefined && roles?.clockPending === true;
+  const mayBeTick = (c: ChildRecord) => {
+    const m = match(c);
+    return (
+      suspicion && childFamily(c) !== undefined && !(m.status === "role" && m.role.template !== undefined)
+    );
+  };
+  const ticksUndecided: string[] = [];
   const clockCounts =
     context.clockHorizonMs === undefined
       ? { missing: [], duplicates: [] }
@@ -255,7 +278,8 @@ export function compareEndStates(
           live: sameKind.map((c) => `${c.ref.kind}/${c.ref.name}`),
           why,
         });
-      } else missing.push(key(expected));
+      } else if (mayBeTick(expected)) ticksUndecided.push(`missing ${key(expected)}`);
+      else missing.push(key(expected));
       continue;
     }
     // The per-life values as positions in each object: a later spec's lists may hold more or fewer.
@@ -350,8 +374,8 @@ export function compareEndStates(
     for (const c of list) byKind.set(c.ref.kind, [...(byKind.get(c.ref.kind) ?? []), c]);
     return byKind;
   };
-  const expectedCounts = count(reference);
-  const duplicates = [...count(live)]
+  const expectedCounts = count(reference.filter((c) => !mayBeTick(c)));
+  const duplicates = [...count(live.filter((c) => !mayBeTick(c)))]
     .filter(([kind, now]) => now.length > (expectedCounts.get(kind)?.length ?? 0))
     .map(([kind, now]) => ({
       kind,
@@ -359,67 +383,33 @@ export function compareEndStates(
       now: now.length,
       names: now.map((c) => c.ref.name),
     }));
+  const tickKeys = new Set(reference.filter(mayBeTick).map(key));
+  const tickDiffs = diffs.filter((d) => tickKeys.has(d.object));
+  const ticks = countByFamily(live.filter(mayBeTick), reference.filter(mayBeTick));
+  ticksUndecided.push(
+    ...ticks.duplicates.map(
+      (d) =>
+        `${d.now} ${d.kind.replace(/^clock-made /, "")}(s) of one family here where the reference has ${d.reference} (${d.names.join(", ")})`,
+    ),
+    ...(tickDiffs.length > 0
+      ? [`${tickDiffs.map((d) => `${d.object} ${d.path}`).join(", ")} differ from the reference`]
+      : []),
+  );
+  const judgedDiffs = diffs.filter((d) => !tickKeys.has(d.object));
   // With one reference life nothing is known to be generated per life: a difference may be one.
-  const undecided = roles?.oneLife ? [...diffs, ...unlearnedDiffs] : [];
+  const undecided = roles?.oneLife ? [...judgedDiffs, ...unlearnedDiffs] : [];
   return {
     missing: [...missing, ...clockCounts.missing],
     duplicates: [...duplicates, ...clockCounts.duplicates],
-    diffs: roles?.oneLife ? [] : diffs,
+    diffs: roles?.oneLife ? [] : judgedDiffs,
     regenerated,
     unpaired,
     undecided,
     unlearned: roles?.oneLife ? [] : unlearnedDiffs,
     children: liveChildren,
     clockMade,
+    ticksUndecided,
   };
-}
-
-/** One field the operator manages in either of two objects of one role, found in each by what it is. */
-export interface ManagedFieldPair {
-  /** As both objects read it: list positions as what the elements are (`ports[name=http].containerPort`). */
-  readonly path: ObjectPath;
-  /** Its positions in the first object; absent when the first has no such field. */
-  readonly expected?: ValuePath;
-  /** Its positions in the second object; absent when the second has no such field. */
-  readonly actual?: ValuePath;
-}
-
-/**
- * Every field the operator manages (its managedFields: drift-targets.ts'
- * operatorManagedPaths) in `expected` or in `actual`, as pairs of positions:
- * a field one object has and the other lacks (a key added on an update and
- * never pruned) is a pair with one side. Only what compares across lives
- * (lifeValue): the spec, data and the like, labels and annotations; not the
- * status, not the rest of metadata. Pure.
- */
-export function managedFieldPairs(expected: unknown, actual: unknown): ManagedFieldPair[] {
-  const pairs = new Map<string, ManagedFieldPair>();
-  const comparable = (path: ValuePath) =>
-    path.length > 0 &&
-    path[0] !== "status" &&
-    (path[0] !== "metadata" || path[1] === "labels" || path[1] === "annotations");
-  for (const [side, object, other] of [
-    ["expected", expected, actual],
-    ["actual", actual, expected],
-  ] as const) {
-    for (const managed of operatorManagedPaths(object)) {
-      if (!comparable(managed)) continue;
-      const path = keyedPath(managed, object);
-      if (!path) continue;
-      const text = formatObjectPath(path);
-      if (pairs.has(text)) continue;
-      const there = positionsIn(path, other);
-      const otherHas = there !== undefined && valueAt(other, there) !== undefined;
-      const otherSide = otherHas ? there : undefined;
-      pairs.set(
-        text,
-        side === "expected"
-          ? { path, expected: managed, ...(otherSide ? { actual: otherSide } : {}) }
-          : { path, actual: managed, ...(otherSide ? { expected: otherSide } : {}) },
-      );
-    }
-  }
-  return [...pairs.values()];
 }
 
 /**

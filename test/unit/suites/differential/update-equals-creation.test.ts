@@ -7,7 +7,7 @@ import {
   updateEqualsCreation,
   type UpdateEqualsCreationObservation,
 } from "../../../../src/suites/differential/update-equals-creation.js";
-import { managedFieldPairs } from "../../../../src/suites/shared/end-state.js";
+import { managedFieldPairs } from "../../../../src/suites/shared/managed-field-pairs.js";
 import { exampleContract } from "../staleness/staleness-fixtures.js";
 
 /**

@@ -767,14 +767,30 @@ describe("compareEndStates of children the operator's clock made", () => {
         ]);
     });
 
-    it("a second child of a family the reference has is a duplicate all the same", () => {
-      const comparison = compareEndStates(
-        [job("nightly-1796610600", "scenario"), job("nightly-1796610660", "scenario")],
-        [job("nightly-1796610600", "ref-a")],
-        DRIFT,
-        { roles: { ...noRoles, clockPending: true } },
+    it("a second child of a family the reference has is neither a duplicate nor a pass: inconclusive", () => {
+      const live = [job("nightly-1796610600", "scenario"), job("nightly-1796610660", "scenario")];
+      const reference = [job("nightly-1796610600", "ref-a")];
+      const pending = compareEndStates(live, reference, DRIFT, { roles: { ...noRoles, clockPending: true } });
+      expect(pending.duplicates).toEqual([]);
+      expect(pending.ticksUndecided).toEqual([
+        "2 Job(s) of one family here where the reference has 1 (nightly-1796610600, nightly-1796610660)",
+      ]);
+      expect(unpairedVerdict(pending)?.status).toBe("inconclusive");
+      expect(unpairedVerdict(pending)?.message).toMatch(
+        /a clock horizon \(clock\.horizon\) lets every life wait/,
       );
-      expect(comparison.duplicates).toMatchObject([{ kind: "Job", reference: 1, now: 2 }]);
+      // With nothing pending at the reference's end, the same two are a duplicate.
+      const settled = compareEndStates(live, reference, DRIFT, { roles: noRoles });
+      expect(settled.duplicates).toMatchObject([{ kind: "Job", reference: 1, now: 2 }]);
+      expect(settled.ticksUndecided).toEqual([]);
+    });
+
+    it("a tick of the reference's missing here is undecided, not missing", () => {
+      const comparison = compareEndStates([], [job("nightly-1796610600", "ref-a")], DRIFT, {
+        roles: { ...noRoles, clockPending: true },
+      });
+      expect(comparison.missing).toEqual([]);
+      expect(comparison.ticksUndecided).toEqual(["missing Job/nightly-1796610600"]);
     });
 
     it("a child named for its role (no part a schedule varies) is counted all the same", () => {
