@@ -1,5 +1,7 @@
+import { normalisedName } from "../../proxy/faults.js";
 import { clockFamilies, clockFamily, describeClockWrite } from "../../scenario/clock-marks.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
+import { roleOf, type ChildRoles } from "../../scenario/child-roles.js";
 import type { ChildRecord } from "../../scenario/reference-state.js";
 
 // The children the operator's clock made, as the comparisons of two lives read them: a tick's child
@@ -8,6 +10,32 @@ import type { ChildRecord } from "../../scenario/reference-state.js";
 /** A child's family (clockFamily): its kind and its name without the part a schedule varies. */
 export function childFamily(c: ChildRecord): string | undefined {
   return clockFamily({ group: c.group, resource: c.resource, name: c.ref.name });
+}
+
+/**
+ * Whether a child is named as a schedule's tick is: its name's last part is
+ * one a schedule varies (clockFamily), and no role the reference lives
+ * learned names it for the life (registration-<uid> varies with the life,
+ * not with the time). Without a clock horizon, while the reference ended
+ * with the operator's delayed requeue pending, such a child may be a tick
+ * that fell due inside other work, which nothing tells from an answer.
+ */
+export function namedLikeATick(
+  c: { readonly group: string; readonly resource: string; readonly name: string; readonly kind?: string },
+  roles: ChildRoles | undefined,
+): boolean {
+  // A UID in the name is the life's, not the time's: registration-<uid> is no tick.
+  const name = normalisedName({ name: c.name });
+  if (clockFamily({ group: c.group, resource: c.resource, name }) === undefined) return false;
+  const kind = c.kind ?? roles?.roles.find((r) => r.group === c.group && r.resource === c.resource)?.kind;
+  if (kind === undefined) return true;
+  const m = roleOf(roles, kind, c.name);
+  return !(m.status === "role" && m.role.template !== undefined);
+}
+
+/** namedLikeATick for a child as a comparison holds it. */
+export function childNamedLikeATick(c: ChildRecord, roles: ChildRoles | undefined): boolean {
+  return namedLikeATick({ group: c.group, resource: c.resource, name: c.ref.name, kind: c.ref.kind }, roles);
 }
 
 /**
@@ -114,4 +142,39 @@ export function countByFamily(
     }
   }
   return { missing, duplicates };
+}
+
+/**
+ * Without a clock horizon, when the operator had a delayed requeue pending
+ * (`pending`): the writes that created an object named as a tick is
+ * (namedLikeATick), no clock mark on them, and the later writes of those
+ * objects, apart from the rest. Such a create may be a tick that fell due
+ * inside a reconcile that answered other news, which nothing tells from an
+ * answer; a check that would count it says it cannot judge it. Pure.
+ */
+export function maybeTicksApart<W extends WriteEntry>(
+  writes: readonly W[],
+  pending: boolean,
+): { readonly maybeTicks: W[]; readonly rest: W[] } {
+  if (!pending) return { maybeTicks: [], rest: [...writes] };
+  const objectOf = (w: W) => `${w.group}/${w.resource}/${w.namespace ?? ""}/${w.name ?? ""}`;
+  const made = new Set(
+    writes
+      .filter(
+        (w) =>
+          w.effect === "created" &&
+          !w.clock &&
+          w.name !== undefined &&
+          !w.generateName &&
+          namedLikeATick({ group: w.group, resource: w.resource, name: w.name }, undefined),
+      )
+      .map(objectOf),
+  );
+  const maybeTicks = writes.filter((w) => made.has(objectOf(w)));
+  return { maybeTicks, rest: writes.filter((w) => !made.has(objectOf(w))) };
+}
+
+/** The note of a write maybeTicksApart set apart. */
+export function maybeTickNote(w: WriteEntry): string {
+  return `not judged: #${w.seq} ${w.verb} ${w.resource}/${w.name ?? ""}: named as a schedule's tick is, while the operator had a delayed requeue pending and no clock horizon is set: a tick that fell due inside this reconcile cannot be told from an answer (clock.horizon lets every life wait for the ticks)`;
 }

@@ -29,7 +29,7 @@ import type { ChildRecord, LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement } from "../check.js";
 import { canonicalOrder } from "../../util/keyed-lists.js";
-import { childFamily, clockChildrenApart, countByFamily } from "./clock-children.js";
+import { childNamedLikeATick, clockChildrenApart, countByFamily } from "./clock-children.js";
 import { formatObjectPath } from "../../util/object-paths.js";
 import { driftTargets, formatPath, shownValue, valueAt } from "./drift-targets.js";
 import { managedFieldPairs } from "./managed-field-pairs.js";
@@ -235,12 +235,7 @@ export function compareEndStates(
   const reference = clock.reference.map(inKeyOrder);
   const clockMade = clock.notes;
   const suspicion = context.clockHorizonMs === undefined && roles?.clockPending === true;
-  const mayBeTick = (c: ChildRecord) => {
-    const m = match(c);
-    return (
-      suspicion && childFamily(c) !== undefined && !(m.status === "role" && m.role.template !== undefined)
-    );
-  };
+  const mayBeTick = (c: ChildRecord) => suspicion && childNamedLikeATick(c, roles);
   const ticksUndecided: string[] = [];
   const clockCounts =
     context.clockHorizonMs === undefined

@@ -1,3 +1,4 @@
+import type { Contract } from "../../contract/load-contract.js";
 import type { KubeObject } from "../../kube/kube-client.js";
 import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
@@ -5,6 +6,7 @@ import { volatileOnly } from "../../contract/promises.js";
 import { describeClockWrite, ticksApart } from "../../scenario/clock-marks.js";
 import { describeRef, writeEvidence, type ChildRecord } from "../../scenario/reference-state.js";
 import { defineCheck, type Judgement } from "../check.js";
+import { maybeTickNote, maybeTicksApart } from "../shared/clock-children.js";
 import { changedOnlyVolatile, ObjectKinds, sortByPromises } from "../shared/promised.js";
 import {
   neverQuietWrites,
@@ -45,12 +47,13 @@ export const noAvoidableWrites = defineCheck({
     }
     // A tick of the operator's own clock (a child made, the status that records it) answers neither
     // the restart nor the touches.
-    const { ticks, rest: after } = ticksApart(observation.after);
+    const { ticks, rest: answers } = ticksApart(observation.after);
+    const { maybeTicks, rest: after } = maybeTicksApart(answers, clockSuspected(observation, contract));
     const kinds = new ObjectKinds(contract, observation.reference.children);
     const sorted = sortByPromises(after.filter(isEffective), kinds);
     const avoidable = sorted.counted;
     const ambiguous = after.filter((e) => e.effect === "ambiguous");
-    const identity = identityChanges(observation, kinds);
+    const identity = identityChanges(observation, kinds, maybeTicks);
     const allowed = [
       ...sorted.excused.map((e) => `not counted: ${e.why}`),
       ...identity.excused,
@@ -64,6 +67,7 @@ export const noAvoidableWrites = defineCheck({
       ...allowed,
       ...undecided,
       ...ambiguous.map((e) => `ambiguous (not counted): #${e.seq} ${e.effectWhy ?? ""}`),
+      ...maybeTicks.map(maybeTickNote),
     ];
     if (avoidable.length > 0 || identity.problems.length > 0) {
       return {
@@ -81,6 +85,9 @@ export const noAvoidableWrites = defineCheck({
         message: `${undecided.length} change(s) to objects that have volatile fields could not be judged: which fields the writes changed could not be read`,
         evidence: { writes: sorted.unknown.map(writeEvidence), notes: uncounted },
       };
+    }
+    if (maybeTicks.some(isEffective)) {
+      return maybeTicksVerdict(maybeTicks.filter(isEffective), uncounted);
     }
     if (crMoved) {
       return {
@@ -117,6 +124,7 @@ export const noAvoidableWrites = defineCheck({
 export function identityChanges(
   observation: Pick<SettledObservation, "reference" | "after" | "liveChildren" | "referenceChildrenNow">,
   kinds: ObjectKinds,
+  maybeTicks: readonly WriteEntry[] = [],
 ): { problems: string[]; excused: string[]; undecided: string[] } {
   const { reference, after } = observation;
   const problems: string[] = [];
@@ -167,7 +175,14 @@ export function identityChanges(
     }
     now.delete(`${child.group}/${child.resource}/${child.ref.name}`);
   });
+  // What maybeTicksApart set apart is its own verdict's (maybeTicksVerdict), not counted here.
+  const maybeTick = (c: ChildRecord) =>
+    maybeTicks.some(
+      (w) =>
+        w.effect === "created" && w.group === c.group && w.resource === c.resource && w.name === c.ref.name,
+    );
   for (const extra of now.values()) {
+    if (maybeTick(extra)) continue;
     const clock =
       extra.madeByClock && `made by the operator's clock (${describeClockWrite(extra.madeByClock)})`;
     report(`${describeRef(extra.ref)} is new`, clock ?? kinds.withdrawn(asWritten(extra), "uid"));
@@ -189,4 +204,26 @@ export function customResourceMovedByOthers(
   return explained
     ? undefined
     : `the custom resource's resourceVersion moved from ${touch.resourceVersion} (the kit's touch) to ${now ?? "?"} with no operator write through the proxy`;
+}
+
+/**
+ * Whether the operator's writes after the baseline may hold a tick of its
+ * clock that fell due inside the restart's or the touches' reconciles: no
+ * clock horizon, and its queues showed a delayed requeue pending at the
+ * baseline (maybeTicksApart).
+ */
+export function clockSuspected(
+  observation: Pick<SettledObservation, "clockPendingAtBaseline">,
+  contract: Pick<Contract, "clock">,
+): boolean {
+  return contract.clock.horizonMs === undefined && observation.clockPendingAtBaseline === true;
+}
+
+/** The verdict when nothing but writes named as a tick would have counted: neither a failure nor a pass. */
+export function maybeTicksVerdict(writes: readonly WriteEntry[], notes: readonly string[]): Judgement {
+  return {
+    status: "inconclusive",
+    message: `${writes.length} operator write(s) of objects named as a schedule's ticks are (${[...new Set(writes.map((w) => `${w.resource}/${w.name ?? ""}`))].join(", ")}), while its last reconcile before the restart had asked for a delayed requeue: a tick that fell due inside the restart's or the touches' reconciles cannot be told from an answer without a clock horizon (clock.horizon)`,
+    evidence: { writes: writes.map(writeEvidence), notes: [...notes] },
+  };
 }

@@ -1,6 +1,8 @@
 import { describeClockWrite, ticksApart } from "../../scenario/clock-marks.js";
 import { writeEvidence } from "../../scenario/reference-state.js";
 import { defineCheck, type Judgement } from "../check.js";
+import { maybeTickNote, maybeTicksApart } from "../shared/clock-children.js";
+import { clockSuspected, maybeTicksVerdict } from "./no-avoidable-writes.js";
 import {
   neverQuietInconclusive,
   neverQuietWrites,
@@ -32,10 +34,12 @@ export const noRedundantWrites = defineCheck({
       };
     }
     // A tick of the operator's own clock answers neither the restart nor the touches.
-    const { ticks, rest: after } = ticksApart(observation.after);
-    const notes = ticks.map(
-      (e) => `not counted: #${e.seq}, made by the operator's clock: ${describeClockWrite(e)}`,
-    );
+    const { ticks, rest: answers } = ticksApart(observation.after);
+    const { maybeTicks, rest: after } = maybeTicksApart(answers, clockSuspected(observation, contract));
+    const notes = [
+      ...ticks.map((e) => `not counted: #${e.seq}, made by the operator's clock: ${describeClockWrite(e)}`),
+      ...maybeTicks.map(maybeTickNote),
+    ];
     if (after.length > 0) {
       return {
         status: "failed",
@@ -43,6 +47,7 @@ export const noRedundantWrites = defineCheck({
         evidence: { writes: after.map(writeEvidence), ...(notes.length > 0 ? { notes } : {}) },
       };
     }
+    if (maybeTicks.length > 0) return maybeTicksVerdict(maybeTicks, notes);
     return {
       status: "passed",
       message:

@@ -5,6 +5,7 @@ import type { KubeObject, ObjectRef } from "../../kube/kube-client.js";
 import { isEffective } from "../../proxy/write-effect.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { Evidence } from "../../report/report-model.js";
+import { delayedRequeuePending } from "../../scenario/clock-queues.js";
 import { hasGivenUp, silentFor } from "../../scenario/quiescence.js";
 import { doneRegardless, holds, notYet, untilQuiet } from "../../scenario/quiet-wait.js";
 import {
@@ -72,6 +73,13 @@ export interface SettledObservation {
   readonly referenceChildrenNow: readonly ChildNow[];
   /** The spec update, when observed-generation needed it and it was due. */
   readonly specUpdate?: SpecUpdate;
+  /**
+   * At the baseline its last reconcile had asked for a delayed requeue (its
+   * queues showed it): its clock had work to come, which may fall due
+   * inside the restart's or the touches' reconciles (maybeTicksApart).
+   * Absent in observations recorded before it was kept.
+   */
+  readonly clockPendingAtBaseline?: true;
 }
 
 /** A convergence never fell quiet (the NeverQuiet error, as data). */
@@ -148,6 +156,7 @@ async function settle(
   context.progress(`namespace ${scenario.namespace}: starting the operator, creating the sample`);
   await scenario.startWithSample();
   const reference = await recordReference(scenario, await scenario.converge("convergence of the sample"));
+  const clockPending = delayedRequeuePending(scenario.operator.queueReadings ?? []);
 
   context.progress("restarting the operator");
   await scenario.restartOperator();
@@ -192,6 +201,7 @@ async function settle(
     liveChildren: live,
     referenceChildrenNow,
     ...(specUpdate ? { specUpdate } : {}),
+    ...(clockPending ? { clockPendingAtBaseline: true as const } : {}),
   };
 }
 

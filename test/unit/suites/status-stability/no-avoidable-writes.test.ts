@@ -163,6 +163,33 @@ const rows: Row[] = [
     note: "not counted: #23, made by the operator's clock: write 23 at 12:00:05.000, 5.0 s after the operator's write 22",
   },
   {
+    name: "inconclusive: a tick's create inside the restart's reconcile (no mark), a delayed requeue pending at the baseline, no horizon",
+    observation: settled({
+      after: [{ ...tickCreate, clock: undefined }],
+      liveChildren: [deployment, service, { ...configMap, ref: { ...configMap.ref, name: "web-tick-1" } }],
+      clockPendingAtBaseline: true,
+    }),
+    status: "inconclusive",
+    message:
+      "1 operator write(s) of objects named as a schedule's ticks are (configmaps/web-tick-1), while its last reconcile before the restart had asked for a delayed requeue: a tick that fell due inside the restart's or the touches' reconciles cannot be told from an answer without a clock horizon (clock.horizon)",
+    evidenceWrites: 1,
+  },
+  {
+    name: "failed: the same create with nothing pending at the baseline",
+    observation: settled({
+      after: [{ ...tickCreate, clock: undefined }],
+      liveChildren: [deployment, service, { ...configMap, ref: { ...configMap.ref, name: "web-tick-1" } }],
+    }),
+    status: "failed",
+    message: "1 operator write(s) changed stored state; ConfigMap/web-tick-1 is new",
+  },
+  {
+    name: "failed: a child named for its role, a delayed requeue pending all the same",
+    observation: settled({ liveChildren: [deployment, service, configMap], clockPendingAtBaseline: true }),
+    status: "failed",
+    message: "0 operator write(s) changed stored state; ConfigMap/extra is new",
+  },
+  {
     name: "failed: a heartbeat of its clock, with no promise that declares it volatile",
     observation: settled({ after: [{ ...heartbeat, clock: TICK_MARK }] }),
     status: "failed",
