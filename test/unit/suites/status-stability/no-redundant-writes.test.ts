@@ -40,6 +40,24 @@ const rows: {
     evidenceWrites: 2,
   },
   {
+    name: "inconclusive: a create named as a tick is, no mark, a delayed requeue pending at the baseline, no horizon",
+    observation: settled({ after: [{ ...tickCreate, clock: undefined }], clockPendingAtBaseline: true }),
+    status: "inconclusive",
+    message:
+      "1 operator write(s) of objects named as a schedule's ticks are (configmaps/web-tick-1), while its last reconcile before the restart had asked for a delayed requeue: a tick that fell due inside the restart's or the touches' reconciles cannot be told from an answer without a clock horizon (clock.horizon)",
+    evidenceWrites: 1,
+  },
+  {
+    name: "failed: the same create, with another request beside it, counts that one",
+    observation: settled({
+      after: [{ ...tickCreate, clock: undefined }, scaled],
+      clockPendingAtBaseline: true,
+    }),
+    status: "failed",
+    message: "1 operator write request(s) where none was needed (the server found 0 of them no-ops)",
+    evidenceWrites: 1,
+  },
+  {
     name: "failed: a heartbeat of its clock is a request like any other (a contract declares it volatile)",
     observation: settled({ after: [heartbeat] }),
     status: "failed",
