@@ -45,10 +45,13 @@ export async function pollUntil<T>(
   let lastReason: string | undefined;
   for (;;) {
     if (options.signal?.aborted) throw new AbortedError(`waiting for ${options.description}: aborted`);
+    // A timer may fire a millisecond before Date.now() reads the deadline: an overdue check ends the wait.
+    let overdue = false;
     try {
       // A check that hangs (a stalled API server) must not outlive the deadline or an abort.
       const result = await boundedCheck(check, deadline, options);
       if (result.done) return result.value;
+      overdue = result.reason === OVERDUE;
       // An overdue check says nothing new about the fact: keep what the last answer said.
       lastReason =
         result.reason === OVERDUE && lastReason !== undefined
@@ -58,7 +61,7 @@ export async function pollUntil<T>(
       if (error instanceof KitError) throw error; // a deliberate verdict, not a passing failure
       lastReason = describeError(error);
     }
-    if (Date.now() >= deadline)
+    if (overdue || Date.now() >= deadline)
       throw new PollTimeoutError(options.description, lastReason ?? OVERDUE, options.timeoutMs);
     try {
       await delay(interval, undefined, { signal: options.signal });
