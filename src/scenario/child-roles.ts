@@ -91,7 +91,8 @@ export interface ChildRoles {
    * operator's delayed requeue still pending (SpecReference.delayedRequeue):
    * its clock had work to come that the reference never lived to see, so a
    * longer life may hold a tick's child the reference cannot speak for
-   * (clock-children.ts). Set by spec-references.ts, not learned.
+   * (clock-children.ts). Set by spec-references.ts, not learned, and only
+   * without a clock horizon.
    */
   readonly clockPending?: true;
 }

@@ -172,14 +172,25 @@ export class SpecReferences {
       );
       return {
         ...first,
-        roles: withClockPending({ ...learnRoles(life(first), life(first)), oneLife: why }, first),
+        roles: this.withClockPending({ ...learnRoles(life(first), life(first)), oneLife: why }, first),
       };
     }
     return {
       ...first,
-      roles: withClockPending(learnRoles(life(first), life(second.other)), first),
+      roles: this.withClockPending(learnRoles(life(first), life(second.other)), first),
       secondLife: { namespace: second.other.namespace, writes: second.other.writes },
     };
+  }
+
+  /**
+   * The roles, saying whether this spec's own reference ended with a delayed
+   * requeue pending (ChildRoles.clockPending): only without a clock horizon,
+   * since within one every life waits for the ticks and compares them.
+   */
+  private withClockPending(roles: ChildRoles, reference: Pick<SpecReference, "delayedRequeue">): ChildRoles {
+    const { clockPending: _spec0, ...rest } = roles;
+    const pending = reference.delayedRequeue && this.deps.contract.clock.horizonMs === undefined;
+    return pending ? { ...rest, clockPending: true } : rest;
   }
 
   /** A later spec: its own life, with spec 0's roles (asked for outside the slot: it may not be computed yet). */
@@ -188,7 +199,7 @@ export class SpecReferences {
       this.forSpec(0, progress),
       this.slots.run(() => this.compute(spec, progress)),
     ]);
-    return { ...reference, ...(zero.roles ? { roles: withClockPending(zero.roles, reference) } : {}) };
+    return { ...reference, ...(zero.roles ? { roles: this.withClockPending(zero.roles, reference) } : {}) };
   }
 
   private async compute(
@@ -238,12 +249,6 @@ export class SpecReferences {
       await scenario.close();
     }
   }
-}
-
-/** The roles, saying whether this spec's own reference ended with a delayed requeue pending (ChildRoles.clockPending). */
-function withClockPending(roles: ChildRoles, reference: Pick<SpecReference, "delayedRequeue">): ChildRoles {
-  const { clockPending: _spec0, ...rest } = roles;
-  return reference.delayedRequeue ? { ...rest, clockPending: true } : rest;
 }
 
 /** A reference's life as child-roles.ts learns from it. */

@@ -5,15 +5,15 @@ import type { SpecReference } from "../../scenario/spec-references.js";
 /**
  * Whether a reference child is one its operator's clock made, or of a
  * family it made (clockFamily), or, when the reference ended with a delayed
- * requeue pending, one named as a tick is (namedLikeATick): a tick may have
+ * requeue pending and no horizon is set (ChildRoles.clockPending), one named as a tick is (namedLikeATick): a tick may have
  * fallen due inside other work there.
  */
 export function isClockChild(
-  reference: Pick<SpecReference, "children" | "delayedRequeue" | "roles"> | undefined,
+  reference: Pick<SpecReference, "children" | "roles"> | undefined,
   child: SpecReference["children"][number],
 ): boolean {
   if (child.madeByClock) return true;
-  if (reference?.delayedRequeue && childNamedLikeATick(child, reference.roles)) return true;
+  if (reference?.roles?.clockPending && childNamedLikeATick(child, reference.roles)) return true;
   const family = childFamily(child);
   return (reference?.children ?? []).some((c) => c.madeByClock && childFamily(c) === family);
 }
@@ -26,7 +26,7 @@ export function isClockChild(
  * holds the ticks due by then: all of them.
  */
 export function answeredChildren(
-  reference: Pick<SpecReference, "children" | "delayedRequeue" | "roles"> | undefined,
+  reference: Pick<SpecReference, "children" | "roles"> | undefined,
   contract: Pick<Contract, "clock">,
 ): SpecReference["children"] {
   const children = reference?.children ?? [];
