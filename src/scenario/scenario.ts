@@ -1,23 +1,21 @@
-import { isDeepStrictEqual } from "node:util";
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { specUpdates, updateName, type Contract } from "../contract/load-contract.js";
+import type { Contract } from "../contract/load-contract.js";
 import { createFixtures, type Fixture } from "./fixtures.js";
 import { evaluateReadiness } from "../contract/readiness.js";
 import { describeError } from "../errors.js";
 import { isNotFound } from "../kube/api-errors.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
 import type { OperatorLauncher, OperatorUnderTest } from "../operator/operator-under-test.js";
-import { webhookRefusal } from "../webhooks/webhook-refusals.js";
 import { ApiProxy } from "../proxy/api-proxy.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { isoNow, type Clock } from "../util/clock.js";
 import type { Logger } from "../util/logger.js";
-import { applyMergePatch } from "../util/records.js";
 import { logExcerpt } from "./log-excerpt.js";
 import { silentFor, type Silence } from "./quiescence.js";
 import { releaseLeftFinalizers } from "./left-finalizers.js";
+import { createSampleWithSpec, writeUpdate } from "./spec-writes.js";
 import { ClockMarker, type ClockMark } from "./clock-writes.js";
 import { withClockMarks } from "./clock-marks.js";
 import { pendingUpdate, ScenarioQuiescence } from "./operator-silence.js";
@@ -55,26 +53,6 @@ export interface SpecWrite {
   readonly seq: number;
   /** metadata.generation in the API server's answer. */
   readonly generation?: number;
-}
-
-/**
- * Throws Inconclusive when the operator's webhooks stopped the kit's write:
- * the contract asked for what the operator refuses, which says nothing
- * about its reconciliation.
- */
-/** What an update can change of an object: all but its status and the fields the server keeps for itself. */
-function storedContent(object: KubeObject): unknown {
-  const { status: _status, metadata = {}, ...rest } = object as KubeObject & { status?: unknown };
-  const { resourceVersion: _rv, managedFields: _mf, generation: _generation, ...kept } = metadata;
-  return { ...rest, metadata: kept };
-}
-
-function refusedByWebhook(error: unknown, write: string): void {
-  const refusal = webhookRefusal(error);
-  if (refusal === undefined) return;
-  throw new Inconclusive(
-    `the operator's webhooks stopped the kit's ${write}: ${refusal}; the contract's sample and updates must pass them, as a user's would`,
-  );
 }
 
 /**
@@ -235,23 +213,7 @@ export class Scenario {
    * of such a spec is Inconclusive, as its update's would be.
    */
   async createSample(spec = 0): Promise<KubeObject> {
-    const { sample } = this.deps.contract;
-    const born = specUpdates(this.deps.contract)
-      .slice(0, spec)
-      .reduce<unknown>((object, update) => applyMergePatch(object, update), sample.object) as KubeObject;
-    const { resourceVersion: _rv, uid: _uid, ...metadata } = born.metadata ?? {};
-    let created: KubeObject;
-    try {
-      created = await this.kit.create({ ...born, metadata: { ...metadata, namespace: this.namespace } });
-    } catch (error) {
-      const what =
-        spec === 0 ? "the sample" : `the sample with the spec of ${updateName(this.deps.contract, spec)}`;
-      refusedByWebhook(error, `create of ${what}`);
-      if (spec === 0) throw error;
-      throw new Inconclusive(
-        `the API server refused the sample created with the spec of ${updateName(this.deps.contract, spec)}: ${describeError(error)}`,
-      );
-    }
+    const created = await createSampleWithSpec(this.kit, this.deps.contract, this.namespace, spec);
     this.noteSpecWrite(spec, this.lastKitWriteSeq(), created.metadata?.generation);
     this.sampleCreatedAt = this.deps.clock.now();
     return created;
@@ -298,64 +260,19 @@ export class Scenario {
   /**
    * Applies the contract's update number `ordinal` (1-based, as messages
    * name it) to the custom resource as a merge patch, through the kit's
-   * writer. A refusal is Inconclusive: the contract asked for a spec the API
-   * server does not accept, so nothing about the operator can be judged.
+   * writer (spec-writes.ts: a refusal is Inconclusive; `dryRunFirst`, the
+   * API server's dry run before it).
    */
   async applyUpdate(
     update: Readonly<Record<string, unknown>>,
     ordinal: number,
     { dryRunFirst = false }: { readonly dryRunFirst?: boolean } = {},
   ): Promise<KubeObject> {
-    const cr = this.customResource;
-    const patch = {
-      ...update,
-      apiVersion: cr.apiVersion,
-      kind: cr.kind,
-      metadata: {
-        ...((update.metadata as object | undefined) ?? {}),
-        name: cr.name,
-        namespace: cr.namespace,
-      },
-    };
-    if (dryRunFirst) await this.dryRunUpdate(patch, ordinal);
-    let answer: KubeObject;
-    try {
-      answer = await this.kit.patch(patch, { type: "merge" });
-    } catch (error) {
-      refusedByWebhook(error, updateName(this.deps.contract, ordinal));
-      throw new Inconclusive(
-        `the API server refused the contract's ${updateName(this.deps.contract, ordinal)}: ${describeError(error)}`,
-      );
-    }
+    const answer = await writeUpdate(this.kit, this.customResource, this.deps.contract, update, ordinal, {
+      dryRunFirst,
+    });
     this.noteSpecWrite(ordinal, this.lastKitWriteSeq(), answer.metadata?.generation);
     return answer;
-  }
-
-  /**
-   * The API server's dry run of update `ordinal` (admission webhooks
-   * included, nothing stored), before it is written: Inconclusive when the
-   * server refuses it, or when it would change nothing the server keeps (a
-   * field the schema does not have is pruned; a value equal to the current
-   * one, or one a default or a webhook sets back, is no change), so that
-   * no check passes on an update the operator never saw.
-   */
-  private async dryRunUpdate(patch: KubeObject, ordinal: number): Promise<void> {
-    const name = updateName(this.deps.contract, ordinal);
-    const before = await this.kit.get(this.customResource);
-    let after: KubeObject;
-    try {
-      after = await this.kit.patch(patch, { type: "merge", dryRun: true });
-    } catch (error) {
-      refusedByWebhook(error, `${name} (in a dry run)`);
-      throw new Inconclusive(
-        `the API server refused the contract's ${name} in a dry run: ${describeError(error)}`,
-      );
-    }
-    if (isDeepStrictEqual(storedContent(before), storedContent(after))) {
-      throw new Inconclusive(
-        `the contract's ${name} changes nothing the API server keeps: its dry run answered the custom resource as it was (a field the CRD's schema does not have is pruned; a value equal to the current one, or one a default or a webhook sets back, is no change), so no check could judge the operator on it: change the update`,
-      );
-    }
   }
 
   /**
