@@ -3,7 +3,7 @@ import { specUpdates, updateName, type Contract } from "../contract/load-contrac
 import { describeError } from "../errors.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
 import { applyMergePatch } from "../util/records.js";
-import { webhookRefusal } from "../webhooks/webhook-refusals.js";
+import { dryRunUnsupported, webhookRefusal } from "../webhooks/webhook-refusals.js";
 import { Inconclusive } from "./inconclusive.js";
 
 // The kit's writes of the custom resource's spec, through a scenario's writer: the sample's
@@ -86,7 +86,8 @@ export async function writeUpdate(
  * refuses it, or when it would change nothing the server keeps (a field the
  * schema does not have is pruned; a value equal to the current one, or one
  * a default or a webhook sets back, is no change), so that no check passes
- * on an update the operator never saw.
+ * on an update the operator never saw. A webhook that takes no dry run
+ * (sideEffects Unknown or Some) leaves the update to its write.
  */
 async function dryRunUpdate(kit: KubeClient, cr: ObjectRef, patch: KubeObject, name: string): Promise<void> {
   const before = await kit.get(cr);
@@ -94,6 +95,8 @@ async function dryRunUpdate(kit: KubeClient, cr: ObjectRef, patch: KubeObject, n
   try {
     after = await kit.patch(patch, { type: "merge", dryRun: true });
   } catch (error) {
+    // A webhook with side effects takes no dry run: the write itself will tell.
+    if (dryRunUnsupported(error) !== undefined) return;
     refusedByWebhook(error, `${name} (in a dry run)`);
     throw new Inconclusive(
       `the API server refused the contract's ${name} in a dry run: ${describeError(error)}`,

@@ -16,3 +16,14 @@ export function webhookRefusal(error: unknown): string | undefined {
     return `the API server could not call the webhook ${uncalled[1]}: ${uncalled[2] || "no reason given"}`;
   return undefined;
 }
+
+/**
+ * The webhook that cannot take a dry run, when that is why the API server
+ * refused one: a webhook whose sideEffects are Unknown or Some is never
+ * called with dryRun, and the server refuses the request instead. That
+ * says nothing of the write itself. Undefined for any other error.
+ */
+export function dryRunUnsupported(error: unknown): string | undefined {
+  const message = apiStatusOf(error)?.message ?? (error instanceof Error ? error.message : "");
+  return /admission webhook "([^"]+)" does not support dry run/.exec(message)?.[1];
+}

@@ -6,7 +6,7 @@ import {
   SCENARIO_LABEL,
   webhookNames,
 } from "../../../src/webhooks/webhook-configurations.js";
-import { webhookRefusal } from "../../../src/webhooks/webhook-refusals.js";
+import { dryRunUnsupported, webhookRefusal } from "../../../src/webhooks/webhook-refusals.js";
 import { ApiError } from "../../../src/kube/api-errors.js";
 
 const endpoint = { port: 24443, caBundle: "Q0E=" };
@@ -177,5 +177,12 @@ describe("webhookRefusal", () => {
       webhookRefusal(status('WebApp.demo "hello" is invalid: spec.port: Invalid value: 0')),
     ).toBeUndefined();
     expect(webhookRefusal(new Error("socket hang up"))).toBeUndefined();
+  });
+
+  it("tells a webhook that takes no dry run (the update is then left to its write) from a refusal", () => {
+    const unsupported = status('admission webhook "vwebapp.kb.io" does not support dry run');
+    expect(dryRunUnsupported(unsupported)).toBe("vwebapp.kb.io");
+    expect(webhookRefusal(unsupported)).toBeUndefined();
+    expect(dryRunUnsupported(status('admission webhook "x" denied the request: no'))).toBeUndefined();
   });
 });
