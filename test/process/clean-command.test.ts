@@ -27,6 +27,7 @@ import {
 } from "../../src/process/process-table.js";
 import type { ApiProxy } from "../../src/proxy/api-proxy.js";
 import { WriteLog } from "../../src/proxy/write-log.js";
+import { pollUntil } from "../../src/util/poll.js";
 import { runInContext } from "../support/command-context.js";
 
 // Operator process groups, recorded and cleaned: real processes (sleep) in
@@ -218,8 +219,20 @@ describe("OperatorProcess ownership records", () => {
       group: { pid: pgid },
       argv: ["sh", "-c", "sleep 600 & wait"],
     });
-    const marked = findProcessesByEnvironment(ownerRecordEnvEntry(join(recordDir, file ?? "")));
-    expect(marked.sort()).toEqual(operator.processIds().sort());
+    // The shell forks its `sleep` after start() returns: wait for both members of the group
+    // (a read between the fork and the exec may also see no environment yet), then compare.
+    const entry = ownerRecordEnvEntry(join(recordDir, file ?? ""));
+    const [marked, members] = await pollUntil(
+      () => {
+        const found = findProcessesByEnvironment(entry).sort();
+        const group = operator.processIds().sort();
+        return group.length === 2 && found.length === 2
+          ? { done: true, value: [found, group] as const }
+          : { done: false, reason: `group ${group.join(", ")}; marked ${found.join(", ")}` };
+      },
+      { description: "the operator's shell and its sleep, both marked", timeoutMs: 5_000, intervalMs: 20 },
+    );
+    expect(marked).toEqual(members);
 
     await operator.stop();
 
