@@ -82,6 +82,7 @@ for (const operator of MATRIX_OPERATORS) {
       const verdict = hit.data.verdicts.find((v) => v.check === check);
       const fixture = {
         contract: relative(root, join(operator.dir, "reconcile-conformance.yaml")),
+        ...(operator.contractFields ? { contractFields: operator.contractFields } : {}),
         case: `${operator.name}/${name}`,
         check,
         target: hit.data.target,

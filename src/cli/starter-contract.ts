@@ -373,14 +373,14 @@ const LONGEST_HORIZON_PERIOD_MS = 5 * 60_000;
  * otherwise commented out, with why.
  */
 export function clockField(schedule: OperatorLayout["schedule"]): Field {
-  const example = { horizon: quoted("30s") };
+  const example = { horizon: quoted("30s"), onePerTick: [{ kind: "Job", name: quoted("nightly-*") }] };
   if (schedule === undefined) {
     return {
       key: "clock",
       commentedOut: true,
       value: example,
       notes: [
-        "For an operator that acts on a clock of its own (a schedule, a timer): how long each life waits for what it makes. Uncomment if its children come from one:",
+        "For an operator that acts on a clock of its own (a schedule, a timer): how long each life waits for what it makes, and what each tick makes one of. Uncomment if its children come from one:",
       ],
     };
   }
@@ -400,6 +400,7 @@ export function clockField(schedule: OperatorLayout["schedule"]): Field {
     value: { horizon: quoted(`${seconds + 15}s`) },
     notes: [
       `Set because spec.${schedule.field} reads as a schedule every ${seconds} s: each life (every reference and scenario) waits one period and 15 s after the sample's create, so what its first tick makes is in every life and the checks that need children run on it. Each life takes at least that long.`,
+      "If each tick makes an object of its own (a Job, a backup), name its kind under onePerTick (e.g. onePerTick: [{kind: Job}]): idempotency/no-tick-overwrite then judges every such object as a tick's record.",
     ],
   };
 }

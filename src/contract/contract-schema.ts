@@ -295,10 +295,31 @@ export const contractSchema = z
           .describe(
             "How long after the sample's create every life (each reference, each scenario) waits before its first convergence counts, so that what the operator's own clock makes by then (a schedule's first ticks) is in every life and compared like any child. Default: none, and what the clock makes is left out of comparisons with a life that lacks it. Each life then takes at least this long.",
           ),
+        onePerTick: z
+          .array(
+            z.strictObject({
+              kind: z
+                .string({ error: "expected a kind, e.g. Job" })
+                .min(1, { error: "expected a kind, e.g. Job" })
+                .describe("The kind of the objects the clock makes one of per tick."),
+              name: z
+                .string({ error: 'expected a name pattern, e.g. "nightly-*"' })
+                .min(1, { error: 'expected a name pattern, e.g. "nightly-*"' })
+                .optional()
+                .describe(
+                  'Only the objects of the kind whose name matches this pattern ("*": any run of characters).',
+                ),
+            }),
+            { error: "expected a list of { kind, name? }" },
+          )
+          .default([])
+          .describe(
+            "The objects the operator's clock makes one of per tick, a record each (a schedule's Jobs, backups, snapshots): a later tick of the clock that changes one beyond its metadata, or whose create collides with one, fails idempotency/no-tick-overwrite, even when the write that created it came amid other work and could not be told as the clock's. Without it, only objects whose create was told as a tick's are judged so.",
+          ),
       })
-      .default({})
+      .default({ onePerTick: [] })
       .describe(
-        "For an operator that acts on a clock of its own (schedules, timers, resyncs): writes that answer nothing the kit did are told apart either way; this says how long to wait for them.",
+        "For an operator that acts on a clock of its own (schedules, timers, resyncs): writes that answer nothing the kit did are told apart either way; this says how long to wait for them, and what each tick makes.",
       ),
     quietPeriod: duration("how long the operator must make no write to count as converged", "1.5s"),
     timeouts: z

@@ -75,8 +75,15 @@ export interface Contract {
    */
   readonly generatedUpdates?: readonly GeneratedUpdate[];
   readonly readiness: Readiness;
-  /** `clock.horizon`: how long after the sample's create every life waits for what the operator's clock makes. */
-  readonly clock: { readonly horizonMs?: number };
+  /**
+   * `clock.horizon`: how long after the sample's create every life waits for
+   * what the operator's clock makes; `clock.onePerTick`: the objects it makes
+   * one of per tick.
+   */
+  readonly clock: {
+    readonly horizonMs?: number;
+    readonly onePerTick?: readonly { readonly kind: string; readonly name?: string }[];
+  };
   readonly quietPeriodMs: number;
   readonly timeouts: { readonly convergeMs: number; readonly crdEstablishedMs: number };
   readonly ignoreWrites: readonly { readonly group: string; readonly resource: string }[];
@@ -274,7 +281,10 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
         }
       : {}),
     readiness,
-    clock: doc.clock.horizon === undefined ? {} : { horizonMs: durationMs(doc.clock.horizon) },
+    clock: {
+      ...(doc.clock.horizon === undefined ? {} : { horizonMs: durationMs(doc.clock.horizon) }),
+      ...(doc.clock.onePerTick.length === 0 ? {} : { onePerTick: doc.clock.onePerTick }),
+    },
     quietPeriodMs: durationMs(doc.quietPeriod),
     timeouts: {
       convergeMs: durationMs(doc.timeouts.converge),

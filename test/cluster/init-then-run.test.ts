@@ -83,7 +83,7 @@ describe("init, then run on what it wrote", () => {
         Object.values(statuses).every((s) => s === "passed" || s === "skipped"),
         JSON.stringify(statuses),
       ).toBe(true);
-      expect(report.checks.length).toBe(21);
+      expect(report.checks.length).toBe(22);
       // The operator served its webhooks: the sample of a scenario was defaulted and validated.
       const logs = await readdir(join(reportDir, "scenarios/drift"), { recursive: true });
       const first = logs.find((f) => f.endsWith("operator-1.log")) ?? "";

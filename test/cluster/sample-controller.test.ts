@@ -48,6 +48,7 @@ describe("run on k8s.io/sample-controller", () => {
       "idempotency/crash-after-write": "passed",
       "idempotency/preexisting-child": "passed",
       "idempotency/recreate-same-name": "passed",
+      "idempotency/no-tick-overwrite": "skipped",
       "conflict/child-update": "failed",
       "conflict/status-update": "passed",
       "staleness/own-create-unseen": "passed",

@@ -76,7 +76,7 @@ describe("webhooks served by the operator process", () => {
         contract: withWebhooks({ portArg: "--webhook-port", certDirArg: "--webhook-cert-path" }),
         workDir,
       });
-      expect(report.checks.length).toBe(21);
+      expect(report.checks.length).toBe(22);
       // Every check passed, the deletion suite's on the reference's finalizer included.
       expect(Object.values(statuses(report)), JSON.stringify(statuses(report))).toEqual(
         report.checks.map(() => "passed"),

@@ -63,6 +63,12 @@ export interface MatrixOperator {
   readonly matrixFile: string;
   /** Makes ready what every case needs (builds the binary), once per matrix run. */
   readonly prepare: () => CaseRunner;
+  /**
+   * Fields its cases add to the contract file (the clock matrix's `clock`):
+   * recorded with its observations, so that they are judged again under the
+   * contract they ran with.
+   */
+  readonly contractFields?: Record<string, unknown>;
 }
 
 /**
@@ -103,8 +109,13 @@ export const GO_CLOCK_OPERATOR: MatrixOperator = {
       runExampleOperator(cluster, binary, {
         ...options,
         bug: options.bug ?? "clock-ticks",
-        contract: { clock: { horizon: CLOCK_HORIZON } },
+        contract: GO_CLOCK_OPERATOR.contractFields,
       });
+  },
+  contractFields: {
+    // Its ticks' ConfigMaps are a record each: tick 1's create, amid the answer to the sample's
+    // create in most lives, is then judged as a tick's too (idempotency/no-tick-overwrite).
+    clock: { horizon: CLOCK_HORIZON, onePerTick: [{ kind: "ConfigMap", name: "hello-tick*" }] },
   },
 };
 

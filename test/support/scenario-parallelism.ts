@@ -41,7 +41,7 @@ export async function expectSideBySideAsOneAtATime(
   const sideBySide = await runExampleOperator(cluster, binary, { ...options, parallel: 4 });
   expect(verdicts(sideBySide)).toEqual(verdicts(oneByOne));
   // Not vacuous: the runs judged something, and the parallel one really overlapped its scenarios.
-  expect(oneByOne.checks.length).toBe(21);
+  expect(oneByOne.checks.length).toBe(22);
   expect(driftWallMs(oneByOne)).toBeGreaterThanOrEqual(driftScenarioMs(oneByOne) * 0.95);
   expect(driftWallMs(sideBySide)).toBeLessThan(driftScenarioMs(sideBySide) * 0.6);
 }

@@ -2,7 +2,7 @@ import { normalisedKey } from "../../proxy/faults.js";
 import { writeEvidence } from "../../scenario/reference-state.js";
 import { NeverQuiet } from "../../scenario/scenario.js";
 import { defineCheck, type Judgement } from "../check.js";
-import { runawayCreation } from "../shared/runaway-creation.js";
+import { runawayCreation } from "../shared/runaway-writes.js";
 import {
   crashLineObserver,
   crashLineTargets,

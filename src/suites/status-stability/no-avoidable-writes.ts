@@ -36,7 +36,7 @@ export const noAvoidableWrites = defineCheck({
       return judged
         ? {
             status: "failed",
-            message: `${state}: ${effective.length} write(s) changed stored state${runaway ? `, ${runaway[1]} of them creates of ${runaway[0]}` : ""} (${observation.message})`,
+            message: `${state}: ${effective.length} write(s) changed stored state${runaway ? `, ${runaway}` : ""} (${observation.message})`,
             evidence: { writes: shown(effective), notes },
           }
         : {

@@ -25,7 +25,7 @@ export const noRedundantWrites = defineCheck({
   judge(observation, contract): Judgement {
     if (observation.outcome === "never-quiet") {
       const { state, judged, notes } = neverQuietWrites(observation, contract);
-      // Not ready and no runaway creation: an operator still making progress writes too.
+      // Not ready and no work without end (neverQuietWrites): an operator still making progress writes too.
       if (!judged && !observation.ready) return neverQuietInconclusive(observation);
       return {
         status: "failed",

@@ -18,7 +18,7 @@ import {
 import { Inconclusive, NeverQuiet, type Scenario } from "../../scenario/scenario.js";
 import type { Judgement, ObserveContext, Observer } from "../check.js";
 import { ObjectKinds, sortByPromises, writeLabel, type PromisedWrites } from "../shared/promised.js";
-import { runawayCreation } from "../shared/runaway-creation.js";
+import { runawayCreation, runawayRollout } from "../shared/runaway-writes.js";
 import { touch } from "../shared/touches.js";
 
 /** The one target of the suite's four checks: they judge one scenario together. */
@@ -288,9 +288,9 @@ export interface NeverQuietWrites {
   readonly sorted: PromisedWrites;
   /** The writes that changed stored state and that the promises do not allow. */
   readonly effective: readonly WriteEntry[];
-  /** The kind created again and again, and how many times. */
-  readonly runaway: readonly [string, number] | undefined;
-  /** Whether the writes are a verdict: ready and still changing things, or a runaway creation. */
+  /** What the operator did again and again ("5 of them creates of configmaps"), when it did. */
+  readonly runaway: string | undefined;
+  /** Whether the writes are a verdict: ready and still changing things, or runaway creation or rollouts. */
   readonly judged: boolean;
   readonly notes: readonly string[];
 }
@@ -319,9 +319,14 @@ export function neverQuietWrites(observation: NeverQuietObservation, contract: C
     ...observation.notes,
   ];
   // Ready and still changing things: avoidable. Not ready: an operator still making progress
-  // (replicas coming up) writes too, so only runaway creation, the same kind created again and
-  // again, is a verdict; anything else stays inconclusive.
-  const runaway = runawayCreation(effective, (e) => e.resource);
+  // (replicas coming up) writes too, so only work without end is a verdict: the same kind created
+  // again and again, or one workload's pod template changed again and again (a rollout each);
+  // anything else stays inconclusive.
+  const creates = runawayCreation(effective, (e) => e.resource);
+  const rollouts = runawayRollout(effective);
+  const runaway = creates
+    ? `${creates[1]} of them creates of ${creates[0]}`
+    : rollouts && `${rollouts[1]} of them changes of ${rollouts[0]}'s pod template, a rollout each`;
   const judged = observation.ready ? effective.length > 0 : runaway !== undefined;
   return { state, sorted, effective, runaway, judged, notes };
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadContract } from "../../../src/contract/load-contract.js";
 import { KNOWN_CHECKS } from "../../../src/suites/index.js";
+import { writeExampleContract } from "../../support/example-run.js";
 
 // Observations recorded from real runs (the kill matrices of the example operators: each mutant's
 // scenario of every check it must fail, and a passing one of each check from each reference),
@@ -14,6 +15,8 @@ const dir = join(root, "test/fixtures/observations");
 
 interface Fixture {
   readonly contract: string;
+  /** Fields the matrix added to the contract file (MatrixOperator.contractFields). */
+  readonly contractFields?: Record<string, unknown>;
   readonly case: string;
   readonly check: string;
   readonly target: string;
@@ -25,6 +28,17 @@ const fixtures = readdirSync(dir, { recursive: true, encoding: "utf8" })
   .filter((f) => f.endsWith(".json"))
   .sort()
   .map((f) => ({ file: f, ...(JSON.parse(readFileSync(join(dir, f), "utf8")) as Fixture) }));
+
+// A matrix that adds fields to the example's contract (the clock matrix) runs a written copy of it.
+const written = new Map<string, Promise<string>>();
+function contractOf(fixture: Fixture) {
+  const { contractFields } = fixture;
+  if (!contractFields) return loadContract(join(root, fixture.contract));
+  const key = JSON.stringify(contractFields);
+  let file = written.get(key);
+  if (!file) written.set(key, (file = writeExampleContract("webapp-operator", { extra: contractFields })));
+  return file.then(loadContract);
+}
 
 describe("recorded observations", () => {
   it("cover every check, and a failing observation of every check some mutant must fail", () => {
@@ -38,7 +52,7 @@ describe("recorded observations", () => {
     async (_name, fixture) => {
       const check = KNOWN_CHECKS.find((c) => c.id === fixture.check);
       expect(check, fixture.check).toBeDefined();
-      const contract = await loadContract(join(root, fixture.contract));
+      const contract = await contractOf(fixture);
       const verdict = check?.judge(fixture.observation, contract);
       expect({ status: verdict?.status, message: verdict?.message }).toEqual(fixture.verdict);
     },

@@ -10,7 +10,7 @@ import {
   writeMeaning,
   type CrashLine,
 } from "../../../../src/suites/shared/crash-lines.js";
-import { runawayCreation } from "../../../../src/suites/shared/runaway-creation.js";
+import { runawayCreation } from "../../../../src/suites/shared/runaway-writes.js";
 
 let seq = 0;
 function write(fields: Partial<WriteEntry>): WriteEntry {

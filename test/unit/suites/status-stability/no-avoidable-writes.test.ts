@@ -316,6 +316,38 @@ const rows: Row[] = [
     evidenceWrites: 5,
   },
   {
+    name: "never quiet, not ready: a pod template changed again and again (a rollout each) fails",
+    observation: neverQuiet({
+      ready: false,
+      writes: [1, 2, 3, 4, 5].map((seq) =>
+        writeEntry({
+          seq,
+          changedPaths: ['spec.template.metadata.annotations["example.com/reconciled-at"]'],
+        }),
+      ),
+    }),
+    status: "failed",
+    message:
+      "the operator never fell quiet (and the custom resource never became ready): 5 write(s) changed stored state, 5 of them changes of deployments/web's pod template, a rollout each",
+    evidenceWrites: 5,
+  },
+  {
+    name: "never quiet, not ready: four rollouts, or a staged rollout's replicas, are still progress",
+    observation: neverQuiet({
+      ready: false,
+      writes: [
+        ...[1, 2, 3, 4].map((seq) =>
+          writeEntry({ seq, changedPaths: ["spec.template.spec.containers[name=web].image"] }),
+        ),
+        ...[5, 6, 7, 8, 9].map((seq) => writeEntry({ seq, changedPaths: ["spec.replicas"] })),
+        writeEntry({ seq: 10, name: "other", changedPaths: ["spec.template.metadata.labels.v"] }),
+      ],
+    }),
+    status: "inconclusive",
+    message: "no convergence after the touches within 60 s",
+    evidenceWrites: 10,
+  },
+  {
     name: "never quiet, not ready: progress is inconclusive",
     observation: neverQuiet({ ready: false, writes: [scaled] }),
     status: "inconclusive",
