@@ -334,7 +334,7 @@ export async function runKillMatrix(options: {
 /**
  * Waits until the scenario namespaces of the run before hold no more
  * Deployments than a run of a correct operator leaves (one per scenario's
- * namespace: its sample's): a run does not wait for its namespaces'
+ * namespace: its sample's), then until the garbage collector answers: a run does not wait for its namespaces'
  * deletion, and a mutant that leaves hundreds of Deployments
  * (generate-name) would otherwise hand the next case on the cluster a
  * controller-manager too busy to make its Pods available within the
@@ -363,6 +363,42 @@ async function untilScenarioWorkloadsCleared(test: TestCluster): Promise<void> {
     { description: "the run's scenario workloads to be cleared", timeoutMs: 240_000, intervalMs: 500 },
   ).catch((error: unknown) => {
     if (!(error instanceof PollTimeoutError)) throw error;
+  });
+  await untilGarbageCollectorAnswers(test);
+}
+
+/**
+ * Waits until the garbage collector removes a dependent of a deleted owner:
+ * a probe through its own queue. A mutant's hundreds of Deployments leave
+ * it a backlog (their ReplicaSets, their Pods, each checked against the API
+ * at the controller-manager's request rate) that outlives the Deployments:
+ * recreate-same-name, next on that cluster after generate-name, then waited
+ * for its own collection past its timeout. Under a second on a quiet
+ * cluster; gives up quietly after four minutes.
+ */
+async function untilGarbageCollectorAnswers(test: TestCluster): Promise<void> {
+  const name = `matrix-gc-probe-${Date.now().toString(36)}`;
+  const ref = { apiVersion: "v1", kind: "ConfigMap", namespace: "default" } as const;
+  const owner = await test.client.create({ ...ref, metadata: { name, namespace: "default" } });
+  const uid = owner.metadata?.uid ?? "";
+  await test.client.create({
+    ...ref,
+    metadata: {
+      name: `${name}-dependent`,
+      namespace: "default",
+      ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name, uid }],
+    },
+  });
+  await test.client.delete({ ...ref, name }, { propagationPolicy: "Background" });
+  await pollUntil(
+    async () =>
+      (await test.client.tryGet({ ...ref, name: `${name}-dependent` }))
+        ? { done: false, reason: "the probe's dependent is still there" }
+        : { done: true, value: undefined },
+    { description: "the garbage collector to collect a probe", timeoutMs: 240_000, intervalMs: 200 },
+  ).catch(async (error: unknown) => {
+    if (!(error instanceof PollTimeoutError)) throw error;
+    await test.client.delete({ ...ref, name: `${name}-dependent` }).catch(() => undefined);
   });
 }
 
