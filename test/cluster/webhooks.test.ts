@@ -77,9 +77,12 @@ describe("webhooks served by the operator process", () => {
         workDir,
       });
       expect(report.checks.length).toBe(22);
-      // Every check passed, the deletion suite's on the reference's finalizer included.
-      expect(Object.values(statuses(report)), JSON.stringify(statuses(report))).toEqual(
-        report.checks.map(() => "passed"),
+      // Every check passed, the deletion suite's on the reference's finalizer included; its clock
+      // makes nothing, so there is no tick to judge.
+      expect(statuses(report), JSON.stringify(statuses(report))).toEqual(
+        Object.fromEntries(
+          report.checks.map((c) => [c.id, c.id === "idempotency/no-tick-overwrite" ? "skipped" : "passed"]),
+        ),
       );
       const logs = await operatorLogs(workDir);
       expect(logs.size).toBeGreaterThan(30);
