@@ -257,7 +257,7 @@ export interface MatrixRun {
   readonly durationMs: number;
   /** Which of the side-by-side clusters ran it (1-based). */
   readonly cluster: number;
-  /** How long its cluster then took to clear the run's workloads, before the next case (untilScenarioWorkloadsCleared). */
+  /** How long its cluster then took to clear the run's workloads, before the next case (untilScenarioWorkloadsCleared; 0 when no case was left). */
   readonly workloadsClearedMs: number;
 }
 
@@ -310,7 +310,8 @@ export async function runKillMatrix(options: {
           ...(options.metricsSettleMs === undefined ? {} : { metricsSettleMs: options.metricsSettleMs }),
         });
         const ran = Date.now();
-        await untilScenarioWorkloadsCleared(test);
+        // A cluster with no case left to run has nothing to clear for.
+        if (queue.length > 0) await untilScenarioWorkloadsCleared(test);
         const matrixRun = {
           ...job,
           report,
