@@ -158,17 +158,21 @@ const objectPath = z
     'A field path: status.lastHeartbeatTime, metadata.annotations["example.com/config-hash"], status.conditions[type=Ready].lastHeartbeatTime, status.conditions[*].lastHeartbeatTime.',
   );
 
+/** An optional pattern over object names ("*": any run of characters), its error naming `example`. */
+function namePattern(example: string) {
+  const error = `expected a name pattern, e.g. "${example}"`;
+  return z.string({ error }).min(1, { error }).optional();
+}
+
 const promise = z
   .strictObject({
     kind: z
       .string({ error: "expected a kind: the custom resource's or a child's, e.g. Deployment" })
       .min(1, { error: "expected a kind: the custom resource's or a child's, e.g. Deployment" })
       .describe("The kind this entry is about: the custom resource's, or a child's."),
-    name: z
-      .string({ error: 'expected a name pattern, e.g. "registration-*"' })
-      .min(1, { error: 'expected a name pattern, e.g. "registration-*"' })
-      .optional()
-      .describe('Only objects of the kind whose name matches; "*" stands for any run of characters.'),
+    name: namePattern("registration-*").describe(
+      'Only objects of the kind whose name matches; "*" stands for any run of characters.',
+    ),
     keeps: z
       .array(z.enum(IDENTITIES, { error: `expected one of ${IDENTITIES.join(", ")}` }), {
         error: `expected a list of ${IDENTITIES.join(", ")}`,
@@ -302,13 +306,9 @@ export const contractSchema = z
                 .string({ error: "expected a kind, e.g. Job" })
                 .min(1, { error: "expected a kind, e.g. Job" })
                 .describe("The kind of the objects the clock makes one of per tick."),
-              name: z
-                .string({ error: 'expected a name pattern, e.g. "nightly-*"' })
-                .min(1, { error: 'expected a name pattern, e.g. "nightly-*"' })
-                .optional()
-                .describe(
-                  'Only the objects of the kind whose name matches this pattern ("*": any run of characters).',
-                ),
+              name: namePattern("nightly-*").describe(
+                'Only the objects of the kind whose name matches this pattern ("*": any run of characters).',
+              ),
             }),
             { error: "expected a list of { kind, name? }" },
           )

@@ -20,12 +20,26 @@ export function withinHorizon(mark: ClockMark, horizonMs: number | undefined): b
  * volatile.
  */
 export function ticksApart<W extends WriteEntry>(writes: readonly W[]): { ticks: W[]; rest: W[] } {
-  const firingOf = (w: W) => (w.clock ? (w.clock.firing ?? w.seq) : undefined);
   const creating = new Set(
     writes.filter((w) => w.effect === "created" && firingOf(w) !== undefined).map(firingOf),
   );
   const ticks = writes.filter((w) => creating.has(firingOf(w)));
   return { ticks, rest: writes.filter((w) => !ticks.includes(w)) };
+}
+
+/** The firing a write of the clock belongs to: the seq of the write that began its burst (undefined: not the clock's). */
+export function firingOf(write: Pick<WriteEntry, "seq" | "clock">): number | undefined {
+  return write.clock ? (write.clock.firing ?? write.seq) : undefined;
+}
+
+/** One object a write is about, across its writes: "group/resource/namespace/name". */
+export function objectKey(w: {
+  readonly group: string;
+  readonly resource: string;
+  readonly namespace?: string | undefined;
+  readonly name?: string | undefined;
+}): string {
+  return `${w.group}/${w.resource}/${w.namespace ?? ""}/${w.name ?? ""}`;
 }
 
 /**

@@ -26,6 +26,7 @@
 import type { QueueReading } from "../operator/metrics/queue-readings.js";
 import type { DeliveredEvent } from "../proxy/read-log.js";
 import type { ClockMark, WriteEntry } from "../proxy/write-log.js";
+import { objectKey } from "./clock-marks.js";
 import { byRun, firstWhere, lastReconcileEnded, queuesBetween } from "./clock-queues.js";
 import { DELIVERY_HANDOFF_MS } from "./quiescence.js";
 
@@ -124,8 +125,6 @@ export function clockMarks(record: ActivityRecord): Map<number, ClockMark> {
 }
 
 const kindOf = (w: Pick<WriteEntry, "group" | "resource">) => `${w.group}/${w.resource}`;
-const objectKey = (w: { group: string; resource: string; namespace?: string; name?: string }) =>
-  `${w.group}/${w.resource}/${w.namespace ?? ""}/${w.name ?? ""}`;
 
 /** A burst of writes the clock began: one tick's work. */
 interface Firing {

@@ -1,5 +1,6 @@
+import type { Contract } from "../../contract/load-contract.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
-import { describeClockWrite } from "../../scenario/clock-marks.js";
+import { describeClockWrite, firingOf, objectKey } from "../../scenario/clock-marks.js";
 import { writeEvidence, type ChildRecord } from "../../scenario/reference-state.js";
 import type { SpecReference } from "../../scenario/spec-references.js";
 import { defineCheck, type Judgement, type Skip } from "../check.js";
@@ -31,19 +32,13 @@ export interface TickOverwrite {
 export interface TickOverwrites {
   /** The firings of the clock that wrote anything, over all lives. */
   readonly ticks: number;
-  /** Changes of what an earlier tick created, beyond its metadata. */
+  /** Changes of what an earlier tick created, beyond its metadata or of fields the write log could not read. */
   readonly overwrites: readonly TickOverwrite[];
   /** Creates refused because an earlier tick's object has the name. */
   readonly collisions: readonly TickOverwrite[];
   /** Changes of an earlier tick's object only in its metadata (a label that marks it done): not counted. */
   readonly metadataOnly: readonly TickOverwrite[];
-  /** Changes of an earlier tick's object whose changed fields the write log could not read. */
-  readonly unread: readonly TickOverwrite[];
 }
-
-const objectKey = (w: WriteEntry) => `${w.group}/${w.resource}/${w.namespace ?? ""}/${w.name ?? ""}`;
-/** The firing a clock-made write belongs to: the seq of the write that began its burst. */
-const firingOf = (w: WriteEntry) => (w.clock ? (w.clock.firing ?? w.seq) : undefined);
 
 /**
  * Reads, in each life, the objects a tick of the operator's clock created
@@ -64,7 +59,6 @@ export function tickOverwrites(
   const overwrites: TickOverwrite[] = [];
   const collisions: TickOverwrite[] = [];
   const metadataOnly: TickOverwrite[] = [];
-  const unread: TickOverwrite[] = [];
   for (const { name: life, writes } of lives) {
     const madeByTick = new Map<string, WriteEntry>();
     for (const write of writes) {
@@ -86,13 +80,12 @@ export function tickOverwrites(
       const pair = { life, created, later: write };
       if (write.verb === "create" && write.reason === "AlreadyExists") collisions.push(pair);
       else if (write.effect !== "changed") continue;
-      else if (write.changedPaths === undefined) unread.push(pair);
-      else if (write.changedPaths.length > 0 && write.changedPaths.every((p) => p.startsWith("metadata.")))
+      else if (write.changedPaths?.length && write.changedPaths.every((p) => p.startsWith("metadata.")))
         metadataOnly.push(pair);
       else overwrites.push(pair);
     }
   }
-  return { ticks: firings.size, overwrites, collisions, metadataOnly, unread };
+  return { ticks: firings.size, overwrites, collisions, metadataOnly };
 }
 
 /**
@@ -137,7 +130,7 @@ export const noTickOverwrite = defineCheck<TickLives, TickLives>({
 
 /**
  * The fault-free lives a spec-0 reference recorded, each with the writes
- * tickOverwrites reads (the clock's, and deletes): what the check records.
+ * tickOverwrites reads (the clock's, creates and deletes): what the check records.
  */
 function faultFreeLives(reference: SpecReference): TickLife[] {
   const read = (writes: readonly WriteEntry[]) =>
@@ -158,10 +151,7 @@ function createdBy(write: WriteEntry): string {
 }
 
 /** The verdict on the lives' ticks. Pure. */
-export function judgeTickOverwrites(
-  observation: TickLives,
-  contract: Parameters<typeof noTickOverwrite.judge>[1],
-): Judgement {
+export function judgeTickOverwrites(observation: TickLives, contract: Contract): Judgement {
   const kinds = new ObjectKinds(contract, observation.children);
   const records = contract.clock.onePerTick ?? [];
   const found = tickOverwrites(observation.lives, (w) => {
@@ -171,11 +161,10 @@ export function judgeTickOverwrites(
     );
   });
   const sorted = sortByPromises(
-    [...found.overwrites, ...found.unread].map((o) => o.later),
+    found.overwrites.map((o) => o.later),
     kinds,
   );
-  const pairOf = (w: WriteEntry) =>
-    [...found.overwrites, ...found.unread, ...found.collisions].find((o) => o.later === w);
+  const pairOf = (w: WriteEntry) => [...found.overwrites, ...found.collisions].find((o) => o.later === w);
   const describe = (o: TickOverwrite | undefined, what: string) =>
     o
       ? `${o.life}: ${writeLabel(o.later)} ${what} ${o.created.resource}/${o.created.name ?? "?"}, which an earlier tick created (${createdBy(o.created)}); the later one: ${describeClockWrite(o.later)}`

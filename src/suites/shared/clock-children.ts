@@ -1,5 +1,5 @@
 import { normalisedName } from "../../proxy/faults.js";
-import { clockFamilies, clockFamily, describeClockWrite } from "../../scenario/clock-marks.js";
+import { clockFamilies, clockFamily, describeClockWrite, objectKey } from "../../scenario/clock-marks.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import { roleOf, type ChildRoles } from "../../scenario/child-roles.js";
 import type { ChildRecord } from "../../scenario/reference-state.js";
@@ -157,7 +157,6 @@ export function maybeTicksApart<W extends WriteEntry>(
   pending: boolean,
 ): { readonly maybeTicks: W[]; readonly rest: W[] } {
   if (!pending) return { maybeTicks: [], rest: [...writes] };
-  const objectOf = (w: W) => `${w.group}/${w.resource}/${w.namespace ?? ""}/${w.name ?? ""}`;
   const made = new Set(
     writes
       .filter(
@@ -168,10 +167,10 @@ export function maybeTicksApart<W extends WriteEntry>(
           !w.generateName &&
           namedLikeATick({ group: w.group, resource: w.resource, name: w.name }, undefined),
       )
-      .map(objectOf),
+      .map(objectKey),
   );
-  const maybeTicks = writes.filter((w) => made.has(objectOf(w)));
-  return { maybeTicks, rest: writes.filter((w) => !made.has(objectOf(w))) };
+  const maybeTicks = writes.filter((w) => made.has(objectKey(w)));
+  return { maybeTicks, rest: writes.filter((w) => !made.has(objectKey(w))) };
 }
 
 /** The note of a write maybeTicksApart set apart. */
