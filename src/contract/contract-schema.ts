@@ -15,6 +15,11 @@ import { metricsSettingIssues, operatorMetricsSchema } from "./operator-metrics.
  * required; everything else has a default. Paths are relative to the contract file.
  */
 
+/** How many generated updates a run makes at most, unless the contract or the command line says. */
+export const DEFAULT_GENERATED_UPDATES = 6;
+/** The seed that orders generated updates of equal rank, unless the contract or the command line says. */
+export const DEFAULT_EXPLORATION_SEED = 1;
+
 /** "1.5s", "500ms", "2m": how the contract writes durations. */
 const DURATION_PATTERN = /^(\d+(\.\d+)?)(ms|s|m)$/;
 
@@ -284,10 +289,31 @@ export const contractSchema = z
         "Spec changes applied one after another (merge patches); each must converge. The references run each past the API server first (a dry run, webhooks included): one it refuses, or one that changes nothing the server keeps (a field the schema prunes, a value it already has), leaves the checks that need it inconclusive, naming it.",
       ),
     generatedUpdates: z
-      .boolean({ error: "expected true or false" })
-      .default(false)
+      .union(
+        [
+          z.boolean(),
+          z.strictObject({
+            max: z
+              .int({ error: "generatedUpdates.max: expected a whole number, 0 or more" })
+              .min(0, { error: "generatedUpdates.max: expected a whole number, 0 or more" })
+              .default(DEFAULT_GENERATED_UPDATES)
+              .describe(
+                `At most this many generated updates (default ${DEFAULT_GENERATED_UPDATES}); 0 makes none.`,
+              ),
+            seed: z
+              .int({ error: "generatedUpdates.seed: expected a whole number, 0 or more" })
+              .min(0, { error: "generatedUpdates.seed: expected a whole number, 0 or more" })
+              .default(DEFAULT_EXPLORATION_SEED)
+              .describe(
+                `Orders candidates of equal rank (default ${DEFAULT_EXPLORATION_SEED}): the same seed makes the same choice, so a rerun reproduces a generated update by its name.`,
+              ),
+          }),
+        ],
+        { error: "expected true, false, or { max, seed }" },
+      )
+      .default(true)
       .describe(
-        "Also let differential/update-equals-creation compare updates the kit makes up from the CRD's schema, after the contract's own: each top-level spec field the spec has after `updates` and the schema types simply (an integer within its bounds; a string without pattern or format: another enum value, another value in its own form for a cron schedule, a duration or a quantity, else the value with \"-updated\"; a URL is left alone) changed once, one field after another. Covers fields the updates do not list; a value the schema accepts but the world does not (an image that does not exist) leaves its comparison inconclusive.",
+        `Spec exploration: updates the kit makes up from the CRD's schema and the spec the contract's \`updates\` end on, for differential/update-equals-creation to judge beside the contract's own. Every field the schema types, nested ones included: a number within its bounds, another enum value or a string in its own form (a pattern, a format, a URL or an image reference is left alone), a boolean flipped, an optional field set or removed, a list element or a map key added and removed. Each candidate is created in a dry run first; what the API server refuses (CEL rules, webhooks) or keeps unchanged is dropped and listed in the report. Candidates whose value shows in a child of the reference come first, then a seeded order; each starts from that spec, so its verdict is about its one change. \`true\` (the default): at most ${DEFAULT_GENERATED_UPDATES}, seed ${DEFAULT_EXPLORATION_SEED}; \`false\`: none. The CLI's --generated-updates and --seed override it.`,
       ),
     readiness,
     clock: z

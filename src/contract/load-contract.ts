@@ -7,6 +7,8 @@ import { splitApiVersion } from "../kube/api-version.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import {
   contractSchema,
+  DEFAULT_EXPLORATION_SEED,
+  DEFAULT_GENERATED_UPDATES,
   durationMs,
   type ContractDocument,
   type SELECTABLE_SUITES,
@@ -15,7 +17,6 @@ import type { OperatorDeploy } from "./operator-deploy.js";
 import { CelCompileError, compileCelReadiness, type Readiness } from "./readiness.js";
 import { errnoText } from "../util/files.js";
 import { applyMergePatch, asRecord, isRecord } from "../util/records.js";
-import { proposeUpdates } from "./crd-schema-guesses.js";
 import { resolvePromises, type PromiseRule } from "./promises.js";
 import type { OperatorMetrics } from "./operator-metrics.js";
 import { resolveWebhooks, WEBHOOK_CONFIGURATION_KINDS, type OperatorWebhooks } from "./operator-webhooks.js";
@@ -69,9 +70,15 @@ export interface Contract {
   readonly images: readonly string[];
   readonly updates: readonly Readonly<Record<string, unknown>>[];
   /**
-   * Updates made up from the CRD's schema (`generatedUpdates: true`), after
-   * `updates`: their specs are specs updates.length+1, ... (specUpdates).
-   * Absent or empty: none.
+   * Spec exploration, as the contract asks for it (`generatedUpdates`): at
+   * most `max` updates made up from the CRD's schema, chosen in the order
+   * `seed` fixes (run-time work: explore-spec.ts). Absent: none.
+   */
+  readonly exploration?: { readonly max: number; readonly seed: number };
+  /**
+   * The updates the run made up (explore-spec.ts fills them in once the API
+   * server has checked them): specs updates.length+1, ..., each the spec of
+   * the contract's last update with one change (specPath). Absent: none.
    */
   readonly generatedUpdates?: readonly GeneratedUpdate[];
   readonly readiness: Readiness;
@@ -96,42 +103,61 @@ export interface Contract {
 
 /** One update the kit made up from the CRD's schema: one spec field changed. */
 export interface GeneratedUpdate {
-  /** The merge patch: { spec: { <field>: <to> } }. */
+  /** The merge patch of the custom resource: { spec: ... }. */
   readonly patch: Readonly<Record<string, unknown>>;
-  /** "spec.port 9090 → 9091": how messages name it. */
+  /** "spec.pages: key page1.md removed": how messages name it. */
   readonly description: string;
+  /** The field it changes: "spec.pages". */
+  readonly field: string;
 }
 
-/** Every spec change the scenarios may apply, in order: the contract's updates, then the generated ones. */
-export function specUpdates(
+/** How many specs follow the sample's: one per update of the contract, then one per generated update. */
+export function updateCount(contract: Pick<Contract, "updates" | "generatedUpdates">): number {
+  return contract.updates.length + (contract.generatedUpdates?.length ?? 0);
+}
+
+/**
+ * The merge patches that lead from the sample to spec k, in order, each
+ * with the spec it reaches (as messages name it): the contract's updates
+ * 1..k; for a generated update, all the contract's updates and then its one
+ * change, so that it is judged on that change alone.
+ */
+export function specPath(
   contract: Pick<Contract, "updates" | "generatedUpdates">,
-): readonly Readonly<Record<string, unknown>>[] {
-  return [...contract.updates, ...(contract.generatedUpdates ?? []).map((g) => g.patch)];
+  k: number,
+): readonly { readonly patch: Readonly<Record<string, unknown>>; readonly spec: number }[] {
+  const own = contract.updates.map((patch, index) => ({ patch, spec: index + 1 }));
+  if (k <= contract.updates.length) return own.slice(0, k);
+  const generated = contract.generatedUpdates?.[k - contract.updates.length - 1];
+  if (!generated) throw new RangeError(`spec ${k}: the contract has specs 0..${updateCount(contract)}`);
+  return [...own, { patch: generated.patch, spec: k }];
 }
 
-/** How messages name spec change k (1-based): "update 2", or "generated update 3 (spec.port 9090 → 9091)". */
+/** The custom resource born with spec k: the sample with specPath(k) merged in. Pure. */
+export function sampleWithSpec(
+  contract: Pick<Contract, "sample" | "updates" | "generatedUpdates">,
+  k: number,
+): KubeObject {
+  return specPath(contract, k).reduce<unknown>(
+    (object, { patch }) => applyMergePatch(object, patch),
+    contract.sample.object,
+  ) as KubeObject;
+}
+
+/** How messages name spec change k (1-based): "update 2", or "generated update 3 (spec.port: 9090 → 9091)". */
 export function updateName(contract: Pick<Contract, "updates" | "generatedUpdates">, k: number): string {
   const generated = contract.generatedUpdates?.[k - contract.updates.length - 1];
   return generated ? `generated update ${k} (${generated.description})` : `update ${k}`;
 }
 
-/**
- * The generated updates: proposals for the spec the contract's updates end
- * on (so each changes its field from the value it has there), chained one
- * after another. Pure.
- */
-export function generateUpdates(
-  sample: KubeObject,
-  updates: readonly Readonly<Record<string, unknown>>[],
-  schema: Record<string, unknown>,
-): GeneratedUpdate[] {
-  const last = updates.reduce<unknown>((object, update) => applyMergePatch(object, update), sample) as {
-    spec?: unknown;
-  };
-  return proposeUpdates(last.spec, schema).map((p) => ({
-    patch: { spec: { [p.field]: p.to } },
-    description: `spec.${p.field} ${JSON.stringify(p.from)} → ${JSON.stringify(p.to)}`,
-  }));
+/** The contract's generatedUpdates setting, resolved: undefined when it makes none. */
+function exploration(
+  setting: boolean | { readonly max: number; readonly seed: number },
+): Contract["exploration"] {
+  if (setting === false) return undefined;
+  const resolved =
+    setting === true ? { max: DEFAULT_GENERATED_UPDATES, seed: DEFAULT_EXPLORATION_SEED } : setting;
+  return resolved.max === 0 ? undefined : resolved;
 }
 
 /** A known failure accepted for now (docs/contract.md, "Waivers"). */
@@ -268,18 +294,7 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
     fixtures,
     images: doc.images,
     updates: doc.updates,
-    ...(doc.generatedUpdates
-      ? {
-          generatedUpdates: generateUpdates(
-            sample,
-            doc.updates,
-            servingSchema(
-              crds.flat().map((c) => c.object),
-              customResource,
-            ),
-          ),
-        }
-      : {}),
+    ...(exploration(doc.generatedUpdates) ? { exploration: exploration(doc.generatedUpdates) } : {}),
     readiness,
     clock: {
       ...(doc.clock.horizon === undefined ? {} : { horizonMs: durationMs(doc.clock.horizon) }),
@@ -371,7 +386,7 @@ function servingCrd(file: string, sample: KubeObject, crds: KubeObject[]): Contr
 }
 
 /** The openAPIV3Schema of the CRD version that serves the custom resource; {} when it has none. */
-function servingSchema(
+export function servingSchema(
   crds: readonly KubeObject[],
   served: Contract["customResource"],
 ): Record<string, unknown> {

@@ -156,10 +156,18 @@ export class KubeClient {
     };
   }
 
-  async create<T extends KubeObject = KubeObject>(object: KubeObject, signal?: AbortSignal): Promise<T> {
+  /** POST; with `dryRun` the server admits and validates it (webhooks included) and stores nothing. */
+  async create<T extends KubeObject = KubeObject>(
+    object: KubeObject,
+    options: { readonly signal?: AbortSignal; readonly dryRun?: boolean } = {},
+  ): Promise<T> {
     const ref = refOf(object);
     const path = await this.collectionPath(ref.apiVersion, ref.kind, ref.namespace);
-    return this.json<T>("POST", path, { body: object, query: { fieldManager: FIELD_MANAGER }, signal });
+    return this.json<T>("POST", path, {
+      body: object,
+      query: { fieldManager: FIELD_MANAGER, dryRun: options.dryRun ? "All" : undefined },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   }
 
   /**

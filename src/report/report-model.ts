@@ -81,11 +81,39 @@ export interface RunReport {
   readonly notices?: readonly string[];
   /** The contract's waivers and what became of each (absent when it has none). */
   readonly waivers?: readonly WaiverReport[];
+  /** What spec exploration made up, chose and dropped (absent when it did not run). */
+  readonly exploration?: ExplorationReport;
   /**
    * Where the checks' `docs` paths are published, when the run knew (the Action: the kit's
    * repository at the version that ran); a merge of shards links to the same place.
    */
   readonly docsBaseUrl?: string;
+}
+
+/** Spec exploration in a run: the updates made up from the CRD's schema (docs/checks/differential/update-equals-creation.md). */
+export interface ExplorationReport {
+  /** The budget: at most this many generated updates. */
+  readonly max: number;
+  /** The seed that ordered candidates of equal rank: the same seed makes the same choice. */
+  readonly seed: number;
+  /** How many changes the schema allowed and the API server was asked about. */
+  readonly candidates: number;
+  /** The generated updates, as verdicts name them: "generated update 3 (spec.port: 9090 → 9091)". */
+  readonly chosen: readonly string[];
+  /** Candidates dropped: refused in the dry run (with the server's reason), or changing nothing it keeps. */
+  readonly refused: readonly { readonly update: string; readonly reason: string }[];
+  /** Fields the kit made no change of, and why (a pattern, a format, an image reference). */
+  readonly leftAlone: readonly { readonly field: string; readonly why: string }[];
+  /** Accepted without every webhook's word (one takes no dry run): their writes tell. */
+  readonly unchecked?: readonly string[];
+  /** Set when the API server refused the spec exploration starts from: nothing was made up. */
+  readonly baseRefused?: string;
+  /**
+   * Fields whose generated update changed nothing in any child or in the
+   * status, against the reference it started from (a note, not a verdict:
+   * a field may be meant for later, or only for the operand).
+   */
+  readonly noEffect?: readonly string[];
 }
 
 /** Most severe first: what a set of verdicts is worth, and which of two verdicts on one target wins a merge. */

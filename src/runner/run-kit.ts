@@ -10,7 +10,7 @@ import { describeError, UsageError } from "../errors.js";
 import { isAlreadyExists } from "../kube/api-errors.js";
 import { KubeClient, type KubeObject } from "../kube/kube-client.js";
 import type { CommandRunner } from "../process/command-runner.js";
-import type { CheckReport, RunReport } from "../report/report-model.js";
+import type { CheckReport, ExplorationReport, RunReport } from "../report/report-model.js";
 import { dayOf, runStatus, waiverOutcomes } from "../report/waivers.js";
 import type { CheckDefinition } from "../suites/check.js";
 import { KNOWN_CHECKS, SUITES } from "../suites/index.js";
@@ -20,6 +20,8 @@ import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
 import { WHOLE_RUN, type Shard } from "./shard.js";
 import { createFixtures, deleteFixtures, resolveFixtures } from "../scenario/fixtures.js";
 import { SpecReferences } from "../scenario/spec-references.js";
+import { exploreSpec } from "../scenario/spec-exploration.js";
+import { changedNothing, updateEqualsCreation } from "../suites/differential/update-equals-creation.js";
 import { referencesNeeded, runSuite, type ScenarioResult } from "./suite-runner.js";
 import { SuiteProgress } from "./suite-progress.js";
 import { judgeCheck } from "./check-judgement.js";
@@ -165,9 +167,10 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
             signal: deps.signal,
             cluster: { provider: access.provider, name: access.name },
           });
+    let contract = config.contract;
     const scenarioDeps = (workDir: string): ScenarioDeps => ({
       operators,
-      contract: config.contract,
+      contract,
       kube,
       upstream: { kubeconfigPath: access.kubeconfigPath, context: access.context },
       workDir,
@@ -178,14 +181,35 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       ...(deps.timings ? { timings: deps.timings } : {}),
       fixtures,
     });
-    const references = new SpecReferences(scenarioDeps(join(config.workDir, "references")), slots);
+    let references = new SpecReferences(scenarioDeps(join(config.workDir, "references")), slots);
     // Every reference the selected checks will ask for, computed now and side by side (each is
     // computed once and awaited by its askers; one that fails fails them, as it would later).
-    if (slots.capacity > 1) {
-      for (const spec of referencesNeeded(KNOWN_CHECKS, selected, config.contract)) {
+    const computeNeeded = () => {
+      if (slots.capacity <= 1) return;
+      for (const spec of referencesNeeded(KNOWN_CHECKS, selected, contract)) {
         references.forSpec(spec, (line) => deps.progress.phase(line)).catch(() => undefined);
       }
+    };
+    computeNeeded();
+    const { exploration: budget } = contract;
+    let exploration: ExplorationReport | undefined;
+    if (budget !== undefined && selected.has(updateEqualsCreation.id)) {
+      const first = references;
+      const explored = await exploreSpec(
+        { ...contract, exploration: budget },
+        scenarioDeps(join(config.workDir, "explore")),
+        {
+          slots,
+          reference0: () => first.forSpec(0, (line) => deps.progress.phase(line)),
+          progress: (line) => deps.progress.phase(line),
+        },
+      );
+      contract = explored.contract;
+      exploration = explored.report;
+      references = references.withGeneratedUpdates(contract);
+      computeNeeded();
     }
+    config = { ...config, contract };
     // Every suite at once: their scenarios share the slots, so no slot idles while a suite's last
     // scenario finishes (one suite after another left up to three of four idle at each suite's
     // end). Verdicts are reported suite by suite, in the catalogue's order, as before.
@@ -235,6 +259,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     }
     await warnOfUnknownKinds(config.contract, references, deps.logger);
     const notices = await references.notices();
+    if (exploration) exploration = await withNoEffect(exploration, references, contract);
     const waivers = waiverOutcomes(checks, config.contract.waivers, today);
     const status = runStatus(checks, waivers);
     passed = status === "passed" || status === "skipped" || status === "warned" || status === "waived";
@@ -255,6 +280,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       checks,
       ...(notices.length > 0 ? { notices } : {}),
       ...(waivers.length > 0 ? { waivers } : {}),
+      ...(exploration ? { exploration } : {}),
     };
   } finally {
     for (const cleanup of cleanups.reverse()) {
@@ -463,4 +489,16 @@ async function installCrds(
     },
     { description: `${kind} to be served`, timeoutMs: contract.timeouts.crdEstablishedMs, signal },
   );
+}
+
+/** The exploration's report with the generated updates that changed nothing visible, when there are any. */
+async function withNoEffect(
+  exploration: ExplorationReport,
+  references: SpecReferences,
+  contract: Contract,
+): Promise<ExplorationReport> {
+  const zero = await references.forSpec(0).catch(() => undefined);
+  if (!zero) return exploration;
+  const noEffect = await references.withoutEffect((here, base) => changedNothing(here, base, zero, contract));
+  return noEffect.length > 0 ? { ...exploration, noEffect } : exploration;
 }

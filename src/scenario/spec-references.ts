@@ -1,7 +1,7 @@
 import { describeClockWrite, withClockMarks } from "./clock-marks.js";
 import { delayedRequeuePending } from "./clock-queues.js";
 import { operatorFinalizers, recordDeletion, type DeletionRecord } from "./deletion.js";
-import { specUpdates, updateName } from "../contract/load-contract.js";
+import { specPath, updateCount, updateName } from "../contract/load-contract.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { AbortedError, describeError } from "../errors.js";
@@ -84,9 +84,47 @@ export class SpecReferences {
     private readonly slots: Limiter = new Limiter(1),
   ) {}
 
+  /**
+   * The references of a contract with generated updates (spec-exploration.ts):
+   * what is computed or under way is shared, since the sample and the
+   * contract's own updates are the same; the new specs are computed here.
+   */
+  withGeneratedUpdates(contract: ScenarioDeps["contract"]): SpecReferences {
+    const next = new SpecReferences({ ...this.deps, contract }, this.slots);
+    for (const [spec, reference] of this.computed) next.computed.set(spec, reference);
+    return next;
+  }
+
+  /**
+   * The generated updates whose reference shows no change against the
+   * reference it started from (the contract's last update's): the same
+   * children, field for field where the operator manages them, and the
+   * same status but for its generations. Only references already computed
+   * are compared. For the report: a field with no visible effect.
+   */
+  async withoutEffect(
+    compare: (here: SpecReference, base: SpecReference) => boolean,
+  ): Promise<string[]> {
+    const { contract } = this.deps;
+    const generated = contract.generatedUpdates ?? [];
+    const baseSpec = contract.updates.length;
+    const settled = async (spec: number) => {
+      const computed = this.computed.get(spec);
+      return computed ? computed.catch(() => undefined) : undefined;
+    };
+    const base = await settled(baseSpec);
+    if (!base) return [];
+    const without: string[] = [];
+    for (const [index, update] of generated.entries()) {
+      const here = await settled(baseSpec + index + 1);
+      if (here && compare(here, base)) without.push(update.description);
+    }
+    return without;
+  }
+
   /** The number of specs: the sample and one per update (the generated ones included). */
   get count(): number {
-    return specUpdates(this.deps.contract).length + 1;
+    return updateCount(this.deps.contract) + 1;
   }
 
   /** The kinds of the children in every reference computed so far (for the contract's promises' sake). */
@@ -210,18 +248,16 @@ export class SpecReferences {
     progress(
       spec === 0
         ? "reference state: converging the sample (in two lives)"
-        : `reference state of spec ${spec}: converging the sample, then ${spec} update(s)`,
+        : `reference state of spec ${spec}: converging the sample, then ${specPath(this.deps.contract, spec).length} update(s)`,
     );
     const scenario = await Scenario.open(name, this.deps);
     try {
       await scenario.startWithSample();
       let customResource = await scenario.converge("convergence of the sample");
-      for (const [index, update] of specUpdates(this.deps.contract).slice(0, spec).entries()) {
+      for (const step of specPath(this.deps.contract, spec)) {
         // The references write each update first: the checks' lives then write what passed there.
-        await scenario.applyUpdate(update, index + 1, { dryRunFirst: true });
-        customResource = await scenario.converge(
-          `convergence of ${updateName(this.deps.contract, index + 1)}`,
-        );
+        await scenario.applyUpdate(step.patch, step.spec, { dryRunFirst: true });
+        customResource = await scenario.converge(`convergence of ${updateName(this.deps.contract, step.spec)}`);
       }
       const delayedRequeue = delayedRequeuePending(scenario.operator.queueReadings ?? []);
       const children = await liveChildObjects(scenario);

@@ -1,8 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
-import { specUpdates, updateName, type Contract } from "../contract/load-contract.js";
+import { sampleWithSpec, updateName, type Contract } from "../contract/load-contract.js";
 import { describeError } from "../errors.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
-import { applyMergePatch } from "../util/records.js";
 import { dryRunUnsupported, webhookRefusal } from "../webhooks/webhook-refusals.js";
 import { Inconclusive } from "./inconclusive.js";
 
@@ -31,12 +30,7 @@ export async function createSampleWithSpec(
   namespace: string,
   spec: number,
 ): Promise<KubeObject> {
-  const born = specUpdates(contract)
-    .slice(0, spec)
-    .reduce<unknown>(
-      (object, update) => applyMergePatch(object, update),
-      contract.sample.object,
-    ) as KubeObject;
+  const born = sampleWithSpec(contract, spec);
   const { resourceVersion: _rv, uid: _uid, ...metadata } = born.metadata ?? {};
   try {
     return await kit.create({ ...born, metadata: { ...metadata, namespace } });

@@ -1,11 +1,12 @@
+import { isDeepStrictEqual } from "node:util";
 import { conditionsOf } from "../../contract/observed-generation.js";
-import { specUpdates, updateName, type Contract } from "../../contract/load-contract.js";
+import { updateCount, updateName, type Contract } from "../../contract/load-contract.js";
 import { describeVolatile, promisesFor, type VolatileField } from "../../contract/promises.js";
 import type { Evidence } from "../../report/report-model.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { ChildRoles } from "../../scenario/child-roles.js";
 import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
-import type { ReferenceChild } from "../../scenario/spec-references.js";
+import type { ReferenceChild, SpecReference } from "../../scenario/spec-references.js";
 import { parsePath, pathWithin } from "../../util/object-paths.js";
 import { defineCheck, type Judgement } from "../check.js";
 import {
@@ -69,16 +70,19 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
   level: "MUST",
   summary:
     "a custom resource updated to a spec ends as one created with that spec does: the same children, managed fields and condition statuses",
-  references: (contract) => Array.from({ length: specUpdates(contract).length + 1 }, (_, spec) => spec),
+  references: (contract) => Array.from({ length: updateCount(contract) + 1 }, (_, spec) => spec),
   skip: (contract) =>
-    specUpdates(contract).length === 0
+    updateCount(contract) === 0
       ? {
           target: "updates",
           skip: "the contract has no updates: there is no updated state to compare with a creation (add one to `updates`, or set `generatedUpdates: true`)",
         }
       : undefined,
   targets: ({ contract }) =>
-    specUpdates(contract).map((_, index) => ({ spec: index + 1, name: updateName(contract, index + 1) })),
+    Array.from({ length: updateCount(contract) }, (_, index) => ({
+      spec: index + 1,
+      name: updateName(contract, index + 1),
+    })),
   // A generated update is named by the field it changes, so its verdict says which.
   targetName: (target) => target.name,
   observer: {
@@ -167,6 +171,47 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
     };
   },
 });
+
+/**
+ * Whether a generated update changed nothing visible: its reference has
+ * the same children as the reference it started from, alike in every field
+ * the operator manages (values generated per life aside), and the same
+ * status but for the generations it names. A field with no visible effect
+ * is worth a note (meant for later, or for the operand only), never a
+ * verdict. `zero`: spec 0's reference, whose lives the roles come from.
+ */
+export function changedNothing(
+  here: SpecReference,
+  base: SpecReference,
+  zero: SpecReference,
+  contract: Pick<Contract, "drift" | "clock" | "promises">,
+): boolean {
+  const comparison = compareEndStates(here.children, base.children, contract.drift, {
+    clockHorizonMs: contract.clock.horizonMs,
+    ...(here.roles ? { roles: here.roles } : {}),
+    fields: "operator-managed",
+    learnedFrom: zero.children,
+  });
+  const { compared } = withoutVolatile(comparison, contract);
+  const certain =
+    compared.unpaired.length === 0 && compared.undecided.length === 0 && compared.unlearned.length === 0;
+  return (
+    certain &&
+    endStateMatches(compared) &&
+    isDeepStrictEqual(withoutGenerations(here.customResource.status), withoutGenerations(base.customResource.status))
+  );
+}
+
+/** A status without what moves with every spec change alone: observedGeneration and transition times. */
+function withoutGenerations(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutGenerations);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== "observedGeneration" && key !== "lastTransitionTime")
+      .map(([key, v]) => [key, withoutGenerations(v)]),
+  );
+}
 
 function endOf(object: { status?: unknown; metadata?: { generation?: number } }): CustomResourceEnd {
   const generation = object.metadata?.generation;

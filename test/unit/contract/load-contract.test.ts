@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { durationMs } from "../../../src/contract/contract-schema.js";
-import { loadContract, specUpdates, updateName } from "../../../src/contract/load-contract.js";
+import { loadContract, sampleWithSpec, specPath, updateName } from "../../../src/contract/load-contract.js";
 import { UsageError } from "../../../src/errors.js";
 import {
   REFERENCE_FILE,
@@ -410,39 +410,56 @@ describe("fixtures", () => {
 });
 
 describe("generatedUpdates", () => {
-  it("makes up one change per simply typed spec field of the spec the updates end on, after the updates", async () => {
+  const example = async (setting?: string) => {
     const file = join(exampleDir, "reconcile-conformance.yaml");
-    const written = await loadContract(file);
-    expect(written.generatedUpdates).toBeUndefined();
-    expect(specUpdates(written)).toEqual(written.updates);
+    if (setting === undefined) return loadContract(file);
     const dir = await mkdtemp(join(tmpdir(), "rc-generated-"));
     const text = (await readFile(file, "utf8")).replaceAll(/(crds\/|samples\/)/g, `${exampleDir}/$1`);
-    await writeFile(join(dir, "c.yaml"), `${text}\ngeneratedUpdates: true\n`);
-    const contract = await loadContract(join(dir, "c.yaml"));
-    // The example's updates end on replicas 2, port 9090; args are a list: no change is made up for them.
-    expect(contract.generatedUpdates).toEqual([
-      { patch: { spec: { replicas: 3 } }, description: "spec.replicas 2 → 3" },
-      { patch: { spec: { port: 9091 } }, description: "spec.port 9090 → 9091" },
-      {
-        patch: { spec: { image: "registry.k8s.io/pause:3.10.1-updated" } },
-        description: 'spec.image "registry.k8s.io/pause:3.10.1" → "registry.k8s.io/pause:3.10.1-updated"',
-      },
+    await writeFile(join(dir, "c.yaml"), `${text}\ngeneratedUpdates: ${setting}\n`);
+    return loadContract(join(dir, "c.yaml"));
+  };
+
+  it("is on by default, with its budget and seed; false or a budget of 0 turns it off", async () => {
+    expect((await example()).exploration).toEqual({ max: 6, seed: 1 });
+    expect((await example("true")).exploration).toEqual({ max: 6, seed: 1 });
+    expect((await example("{ max: 3, seed: 42 }")).exploration).toEqual({ max: 3, seed: 42 });
+    expect((await example("{ seed: 9 }")).exploration).toEqual({ max: 6, seed: 9 });
+    expect((await example("false")).exploration).toBeUndefined();
+    expect((await example("{ max: 0 }")).exploration).toBeUndefined();
+    // Chosen at run time, once the API server has checked them.
+    expect((await example()).generatedUpdates).toBeUndefined();
+  });
+
+  it("starts each generated update from the spec the contract's updates end on, alone", async () => {
+    const loaded = await example();
+    const contract = {
+      ...loaded,
+      generatedUpdates: [
+        { patch: { spec: { replicas: 3 } }, description: "spec.replicas: 2 → 3", field: "spec.replicas" },
+        { patch: { spec: { args: [] } }, description: "spec.args: element 0 removed", field: "spec.args" },
+      ],
+    };
+    expect(specPath(contract, 2).map((s) => s.spec)).toEqual([1, 2]);
+    expect(specPath(contract, 4)).toEqual([
+      { patch: { spec: { replicas: 2 } }, spec: 1 },
+      { patch: { spec: { port: 9090, args: ["--greeting=bonjour"] } }, spec: 2 },
+      { patch: { spec: { args: [] } }, spec: 4 },
     ]);
-    expect(specUpdates(contract)).toEqual([
-      ...contract.updates,
-      { spec: { replicas: 3 } },
-      { spec: { port: 9091 } },
-      { spec: { image: "registry.k8s.io/pause:3.10.1-updated" } },
-    ]);
+    // Spec 4 keeps replicas 2: generated update 3 is not on its way.
+    expect(sampleWithSpec(contract, 4).spec).toMatchObject({ replicas: 2, port: 9090, args: [] });
+    expect(() => specPath(contract, 5)).toThrow(RangeError);
     expect([2, 4].map((k) => updateName(contract, k))).toEqual([
       "update 2",
-      "generated update 4 (spec.port 9090 → 9091)",
+      "generated update 4 (spec.args: element 0 removed)",
     ]);
   });
 
-  it("is refused when it is not a boolean", async () => {
+  it("is refused when it is neither a boolean nor a budget", async () => {
     expect(await loadError({ ...minimal, generatedUpdates: "yes" })).toMatch(
-      /generatedUpdates: expected true or false/,
+      /generatedUpdates: expected true, false, or \{ max, seed \}/,
+    );
+    expect(await loadError({ ...minimal, generatedUpdates: { max: -1 } })).toMatch(
+      /generatedUpdates\.max: expected a whole number, 0 or more/,
     );
   });
 });
