@@ -82,6 +82,8 @@ export function actionSettings(
   const checks = list("checks");
   const reportDir = text("report-dir");
   const shard = text("shard");
+  const generatedUpdates = text("generated-updates");
+  const seed = text("seed");
   const config = text("config");
   const kubeconfig = text("kubeconfig");
   return {
@@ -103,6 +105,8 @@ export function actionSettings(
       // The cluster is what keep-cluster keeps; a failed run's namespaces stay with it for inspection.
       keep: flag("keep-cluster", false),
       ...(shard === undefined ? {} : { shard }),
+      ...(generatedUpdates === undefined ? {} : { generatedUpdates }),
+      ...(seed === undefined ? {} : { seed }),
     },
     failOnViolation: flag("fail-on-violation", true),
     keepCluster: flag("keep-cluster", false),

@@ -55,20 +55,45 @@ const KIT_SETS = new Set(["KUBECONFIG", "HOME", "PATH", "USER", "TMPDIR"]);
 
 /**
  * The environment variables `os.Getenv("X")` / `os.LookupEnv("X")` read in
- * the given Go sources, each once, in order. Names built at run time are not
- * seen. Pure.
+ * the given Go sources, each once, in order; also through a constant or a
+ * variable (`os.Getenv(imageEnvVar)`, or `config.ImageEnvVar` from another
+ * package) whose string is written in any of the sources. Names built at
+ * run time are not seen. Pure.
  */
 export function environmentReads(
   sources: readonly { readonly file: string; readonly text: string }[],
 ): EnvironmentRead[] {
+  const named = stringConstants(sources);
   const found = new Map<string, EnvironmentRead>();
   for (const { file, text } of sources) {
-    for (const match of text.matchAll(/\bos\.(Getenv|LookupEnv)\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)/g)) {
-      const [, how = "", name = ""] = match;
-      if (!found.has(name) && !KIT_SETS.has(name)) found.set(name, { name, file, how: `os.${how}` });
+    for (const match of text.matchAll(
+      /\bos\.(Getenv|LookupEnv)\(\s*(?:"([A-Za-z_][A-Za-z0-9_]*)"|([A-Za-z_][\w.]*))\s*\)/g,
+    )) {
+      const [, how = "", literal, identifier] = match;
+      const name = literal ?? named.get(identifier?.split(".").at(-1) ?? "");
+      if (name === undefined || found.has(name) || KIT_SETS.has(name)) continue;
+      found.set(name, { name, file, how: literal ? `os.${how}` : `os.${how}(${identifier ?? ""})` });
     }
   }
   return [...found.values()];
+}
+
+/**
+ * Identifiers given a string that could name an environment variable
+ * (`const imageEnvVar = "RELATED_IMAGE"`, in a const block, or with `:=`),
+ * in every source: the first definition of a name wins. Pure.
+ */
+function stringConstants(sources: readonly { readonly text: string }[]): Map<string, string> {
+  const named = new Map<string, string>();
+  for (const { text } of sources) {
+    for (const match of text.matchAll(
+      /\b([A-Za-z_]\w*)\s*(?:string\s*)?(?::=|=)\s*"([A-Za-z_][A-Za-z0-9_]*)"/g,
+    )) {
+      const [, identifier = "", value = ""] = match;
+      if (!named.has(identifier)) named.set(identifier, value);
+    }
+  }
+  return named;
 }
 
 /** The Go sources of the main package and of the controller packages, each named relative to the project. */

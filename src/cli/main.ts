@@ -41,6 +41,7 @@ Usage:
   reconcile-conformance run [--config F] [--cluster kwok|kind|existing] [--suite a,b] [--check ID]
                             [--report-dir D] [--summary F] [--strict] [--keep] [--parallel N]
                             [--shard i/n] [--scenario ID] [--binaries auto|download|build]
+                            [--generated-updates N] [--seed N]
       Run the contract's conformance checks on the operator (default contract:
       ./reconcile-conformance.yaml). Report files in --report-dir (default
       ./reconcile-conformance-report): report.json, junit.xml, summary.md (Markdown,
@@ -51,7 +52,10 @@ Usage:
       which it needs; otherwise 1); --shard i/n runs the i-th of n deterministic shares
       of the scenarios (one per job of a workflow matrix; join them with merge);
       --scenario "<check id>#<target>" runs that one scenario alone (every scenario that
-      did not pass prints the command that reruns it, with --keep).
+      did not pass prints the command that reruns it, with --keep); --generated-updates N
+      makes at most N updates up from the CRD's schema for the differential check (0: none;
+      default the contract's generatedUpdates, 6) and --seed N orders them (the same seed,
+      the same choice).
   reconcile-conformance merge [--report-dir D] [--summary F] REPORT.json...
       Join the report.json of every shard of a run into one verdict (the same files).
   reconcile-conformance cluster create [--provider kwok|kind|existing] [--name NAME] [options]

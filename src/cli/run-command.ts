@@ -23,6 +23,8 @@ export const runFlags = {
   parallel: { type: "string" },
   shard: { type: "string" },
   scenario: { type: "string" },
+  "generated-updates": { type: "string" },
+  seed: { type: "string" },
   name: clusterFlags.name,
   "bin-dir": clusterFlags["bin-dir"],
   ...binariesFlag,
@@ -58,6 +60,8 @@ export async function runCommand(args: string[], context: CommandContext): Promi
       ...(values.parallel === undefined ? {} : { parallel: values.parallel }),
       ...(values.shard === undefined ? {} : { shard: values.shard }),
       ...(values.scenario === undefined ? {} : { scenario: values.scenario }),
+      ...(values["generated-updates"] === undefined ? {} : { generatedUpdates: values["generated-updates"] }),
+      ...(values.seed === undefined ? {} : { seed: values.seed }),
     },
     context.environment,
   );

@@ -1,5 +1,10 @@
 import { basename, dirname, relative } from "node:path";
-import { contractSchema, SELECTABLE_SUITES } from "../contract/contract-schema.js";
+import {
+  contractSchema,
+  DEFAULT_EXPLORATION_SEED,
+  DEFAULT_GENERATED_UPDATES,
+  SELECTABLE_SUITES,
+} from "../contract/contract-schema.js";
 import { DEFAULT_METRICS_SETTLE } from "../contract/operator-metrics.js";
 import { DEFAULT_WEBHOOK_PORT } from "../contract/operator-webhooks.js";
 import { metricsArgs, type MetricsFound } from "./metrics-layout.js";
@@ -330,7 +335,11 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
             ...leftAloneNote,
           ],
         },
-    { key: "generatedUpdates", value: defaults.generatedUpdates },
+    {
+      key: "generatedUpdates",
+      // Written out, so that a user sees the budget and the seed and can bound them.
+      value: { max: DEFAULT_GENERATED_UPDATES, seed: DEFAULT_EXPLORATION_SEED },
+    },
     {
       key: "readiness",
       value: readiness,

@@ -188,11 +188,35 @@ function goDurationMs(text: string): number {
 
 /**
  * The starter's updates: two changes of different fields when the schema
- * offers them (two updates are what staleness/missed-intermediate-state and
- * conflict/status-update need), else what there is.
+ * offers them, else two changes of the one field it offers (two updates are
+ * what staleness/missed-intermediate-state and conflict/status-update need,
+ * so no MUST check is skipped on a first run for want of a second), else
+ * none.
  */
 export function proposeStarterUpdates(spec: unknown, schema: Record<string, unknown>): ProposedUpdate[] {
-  return proposeUpdates(spec, schema).slice(0, 2);
+  const proposed = proposeUpdates(spec, schema).slice(0, 2);
+  const [only] = proposed;
+  if (proposed.length !== 1 || only === undefined) return proposed;
+  const property = asRecord(asRecord(asRecord(schema.properties).spec).properties)[only.field];
+  const values = isRecord(property) && Array.isArray(property.enum) ? property.enum : undefined;
+  // Onward, never back to where the first started: a third enum value, a number one more step the
+  // same way, or the next step of the string's form.
+  const onward =
+    typeof only.from === "number" && typeof only.to === "number"
+      ? only.to + (only.to - only.from)
+      : undefined;
+  const next =
+    onward !== undefined
+      ? isRecord(property) && withinBounds(onward, property)
+        ? onward
+        : undefined
+      : values
+        ? values.find(
+            (e): e is string | number =>
+              (typeof e === "string" || typeof e === "number") && e !== only.from && e !== only.to,
+          )
+        : proposeUpdates({ [only.field]: only.to }, schema).find((u) => u.to !== only.from)?.to;
+  return next === undefined ? proposed : [only, { field: only.field, from: only.to, to: next }];
 }
 
 function withinBounds(n: number, property: Record<string, unknown>): boolean {

@@ -1,6 +1,7 @@
 import type { CheckDefinition } from "../suites/check.js";
+import { explorationLines } from "./exploration-text.js";
 import type { ProgressReporter } from "../runner/run-kit.js";
-import type { CheckReport, RunReport, Status } from "./report-model.js";
+import { diffText, type CheckReport, type RunReport, type Status } from "./report-model.js";
 import type { StatusLine } from "./status-line.js";
 import { waivedText } from "./waivers.js";
 
@@ -53,6 +54,10 @@ export function renderSummary(report: RunReport): string {
   const lines: string[] = [""];
   for (const notice of report.notices ?? []) lines.push(`NOTE: ${notice}`);
   if ((report.notices ?? []).length > 0) lines.push("");
+  if (report.exploration) {
+    const [first, ...rest] = explorationLines(report.exploration);
+    lines.push(`EXPLORED: ${first ?? ""}`, ...rest.map((line) => `  ${line}`), "");
+  }
   const counts = new Map<Status, number>();
   for (const check of report.checks) counts.set(check.status, (counts.get(check.status) ?? 0) + 1);
   for (const check of report.checks) {
@@ -66,9 +71,7 @@ export function renderSummary(report: RunReport): string {
       const evidence = scenario.evidence;
       for (const write of evidence?.writes ?? []) lines.push(`    write ${JSON.stringify(write)}`);
       for (const diff of evidence?.diffs ?? []) {
-        lines.push(
-          `    ${diff.object} ${diff.path}: expected ${JSON.stringify(diff.expected)}, got ${JSON.stringify(diff.actual)}`,
-        );
+        lines.push(`    ${diff.object} ${diff.path}: ${diffText(diff)}`);
       }
       for (const note of evidence?.notes ?? []) lines.push(`    ${note}`);
       for (const line of evidence?.operatorLog ?? []) lines.push(`    operator: ${line}`);

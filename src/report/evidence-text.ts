@@ -1,5 +1,5 @@
 import { isRecord } from "../util/records.js";
-import type { Evidence } from "./report-model.js";
+import { diffText, type Evidence } from "./report-model.js";
 
 // How evidence reads as text: shared by the JUnit and job-summary renderers (and the annotations),
 // so a write reads the same in every report.
@@ -154,9 +154,7 @@ export function evidenceText(evidence: Evidence | undefined): string {
   );
   section(
     "field diffs:",
-    (evidence.diffs ?? []).map(
-      (d) => `${d.object} ${d.path}: expected ${compactJson(d.expected)}, got ${compactJson(d.actual)}`,
-    ),
+    (evidence.diffs ?? []).map((d) => `${d.object} ${d.path}: ${diffText(d, compactJson)}`),
   );
   section("notes:", evidence.notes ?? []);
   const log = evidence.operatorLog ?? [];

@@ -1,4 +1,5 @@
 import { compactJson, describeWrite, printable, writeFacts, type WriteFacts } from "./evidence-text.js";
+import { explorationLines } from "./exploration-text.js";
 import type { CheckReport, Evidence, RunReport, ScenarioReport, Status } from "./report-model.js";
 import { waivedText, type WaiverOutcome } from "./waivers.js";
 import { pathFrom } from "../util/files.js";
@@ -73,6 +74,7 @@ export function renderMarkdownSummary(report: RunReport, options: MarkdownSummar
     headline(report, options.baseDir),
     checkTable(report, options.docsBaseUrl),
     waiverTable(report),
+    explorationBlock(report),
   ].join("\n");
   const blocks: EvidenceBlock[] = [];
   for (const check of report.checks) {
@@ -82,6 +84,20 @@ export function renderMarkdownSummary(report: RunReport, options: MarkdownSummar
     }
   }
   return fitted(head, blocks, maxBytes, hint);
+}
+
+/** Spec exploration, folded: what was made up, chosen and dropped; empty when it did not run. */
+function explorationBlock(report: RunReport): string {
+  if (!report.exploration) return "";
+  const [first, ...rest] = explorationLines(report.exploration);
+  return [
+    "<details><summary>" + md(first ?? "") + "</summary>",
+    "",
+    ...rest.map((line) => `- ${md(line)}`),
+    "",
+    "</details>",
+    "",
+  ].join("\n");
 }
 
 function headline(report: RunReport, baseDir: string | undefined): string {
@@ -218,7 +234,7 @@ function evidenceSections(evidence: Evidence | undefined, hint: string): string[
         .slice(0, LIMITS.diffRows)
         .map(
           (d) =>
-            `| ${md(truncated(d.object, LIMITS.diffNameChars))} | ${md(truncated(d.path, LIMITS.diffNameChars))} | ${value(d.expected)} | ${value(d.actual)} |`,
+            `| ${md(truncated(d.object, LIMITS.diffNameChars))} | ${md(truncated(d.path, LIMITS.diffNameChars))} | ${d.sides ? `${md(d.sides.expected)}: ` : ""}${value(d.expected)} | ${d.sides ? `${md(d.sides.actual)}: ` : ""}${value(d.actual)} |`,
         ),
       "",
       ...leftOut(diffs.length - LIMITS.diffRows, "field(s)", hint),

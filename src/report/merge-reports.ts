@@ -174,6 +174,8 @@ export function mergeReports(shards: readonly ShardReport[]): RunReport {
     checks,
     ...(notices.length > 0 ? { notices } : {}),
     ...(waivers.length > 0 ? { waivers } : {}),
+    // Every shard explored alike (the same budget and seed choose the same updates): the first says it.
+    ...(first.report.exploration ? { exploration: first.report.exploration } : {}),
     ...(first.report.docsBaseUrl === undefined ? {} : { docsBaseUrl: first.report.docsBaseUrl }),
   };
 }

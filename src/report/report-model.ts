@@ -22,6 +22,12 @@ export interface Evidence {
     readonly path: string;
     readonly expected: unknown;
     readonly actual: unknown;
+    /**
+     * What the two sides are, when "expected" and "actual" would mislead
+     * (two paths to one spec, neither of them the truth): the differential
+     * check names them "updated to the spec" and "created with the spec".
+     */
+    readonly sides?: { readonly expected: string; readonly actual: string };
   }[];
   /** Anything else worth showing (identities, a fault's proof that it acted). */
   readonly notes?: readonly string[];
@@ -114,6 +120,17 @@ export interface ExplorationReport {
    * a field may be meant for later, or only for the operand).
    */
   readonly noEffect?: readonly string[];
+}
+
+/** A field diff in words: "expected 1, got 2", or with its sides named, "updated to the spec: 1; created with the spec: 2". */
+export function diffText(
+  diff: NonNullable<Evidence["diffs"]>[number],
+  value: (v: unknown) => string = (v) => JSON.stringify(v) ?? "undefined",
+): string {
+  const { sides } = diff;
+  return sides
+    ? `${sides.expected}: ${value(diff.expected)}; ${sides.actual}: ${value(diff.actual)}`
+    : `expected ${value(diff.expected)}, got ${value(diff.actual)}`;
 }
 
 /** Most severe first: what a set of verdicts is worth, and which of two verdicts on one target wins a merge. */

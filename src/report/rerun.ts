@@ -14,15 +14,22 @@ function shellWord(text: string): string {
  * and namespace: `reconcile-conformance run --config F --cluster P
  * --scenario '<check>#<target>' --keep` (the contract relative to `cwd` when
  * it lies under it), with what else decided the verdict: `--strict` (under
- * it a SHOULD check fails the run) and the kind node image.
+ * it a SHOULD check fails the run), the kind node image, and the
+ * exploration's budget and seed when the command line set them.
  */
 export function rerunCommand(
   contractFile: string,
   provider: string,
   scenarioId: string,
   cwd: string,
-  options: { readonly strict?: boolean; readonly nodeImage?: string } = {},
+  options: {
+    readonly strict?: boolean;
+    readonly nodeImage?: string;
+    /** --generated-updates and --seed as the run had them: the same generated updates, by the same names. */
+    readonly exploration?: { readonly max?: number; readonly seed?: number };
+  } = {},
 ): string {
+  const { max, seed } = options.exploration ?? {};
   return [
     "npx reconcile-conformance run",
     `--config ${shellWord(pathFrom(cwd, contractFile))}`,
@@ -30,6 +37,8 @@ export function rerunCommand(
     ...(options.nodeImage === undefined ? [] : [`--node-image ${shellWord(options.nodeImage)}`]),
     `--scenario ${shellWord(scenarioId)}`,
     ...(options.strict === true ? ["--strict"] : []),
+    ...(max === undefined ? [] : [`--generated-updates ${max}`]),
+    ...(seed === undefined ? [] : [`--seed ${seed}`]),
     "--keep",
   ].join(" ");
 }

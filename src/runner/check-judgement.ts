@@ -39,6 +39,7 @@ export function judgeCheck(
   return withRerunCommands(waiveCheck(judged, config.contract.waivers, today), (id) =>
     rerunCommand(config.contract.file, config.cluster.provider, id, process.cwd(), {
       strict: config.strict,
+      ...(config.explorationFlags ? { exploration: config.explorationFlags } : {}),
       ...(config.cluster.provider === "kind" && config.cluster.nodeImage !== undefined
         ? { nodeImage: config.cluster.nodeImage }
         : {}),

@@ -60,6 +60,14 @@ export interface RunConfig {
   readonly shard?: Shard;
   /** Only this scenario, "<check id>#<target>" (`--scenario`): its check alone is selected. */
   readonly scenario?: string;
+  /** Spec exploration's settings as the command line gave them over the contract's (a rerun repeats them). */
+  readonly explorationFlags?: ExplorationFlags;
+}
+
+/** --generated-updates and --seed, as given. */
+export interface ExplorationFlags {
+  readonly max?: number;
+  readonly seed?: number;
 }
 
 /** Progress of a run, for a console or a job log. */

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { parseClusterConfig, type ClusterEnvironment, type ClusterSettings } from "../cluster/index.js";
-import { loadContract } from "../contract/load-contract.js";
+import { DEFAULT_EXPLORATION_SEED, DEFAULT_GENERATED_UPDATES } from "../contract/contract-schema.js";
+import { loadContract, type Contract } from "../contract/load-contract.js";
 import { UsageError } from "../errors.js";
-import { selectChecks, type RunConfig } from "./run-kit.js";
+import { selectChecks, type ExplorationFlags, type RunConfig } from "./run-kit.js";
 import { parseShard } from "./shard.js";
 import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
 
@@ -31,6 +32,10 @@ export interface RunRequest {
   readonly shard?: string;
   /** One scenario to run alone, by its id as the report names it: "<check id>#<target>". */
   readonly scenario?: string;
+  /** As typed: at most this many generated updates (a whole number >= 0; 0: none), over the contract's. */
+  readonly generatedUpdates?: string;
+  /** As typed: the seed that orders generated updates (a whole number >= 0), over the contract's. */
+  readonly seed?: string;
 }
 
 /** A validated run: what runKit takes, and where its report goes. */
@@ -75,6 +80,7 @@ export async function prepareRun(
       `${names.parallel} ${request.parallel}: expected a whole number >= 1`,
     );
   }
+  const exploration = withExplorationFlags(contract, request, names);
   const shard = request.shard === undefined ? undefined : parseShard(request.shard, names.shard);
   if (shard !== undefined && request.scenario !== undefined) {
     throw new UsageError(
@@ -96,7 +102,8 @@ export async function prepareRun(
   );
   return {
     config: {
-      contract,
+      contract: exploration.contract,
+      ...(exploration.flags ? { explorationFlags: exploration.flags } : {}),
       cluster,
       ...(suites.length > 0 ? { suites } : {}),
       ...(checks.length > 0 ? { checks } : {}),
@@ -111,6 +118,38 @@ export async function prepareRun(
     reportDir,
     ...(request.summaryFile ? { summaryFile: resolve(request.summaryFile) } : {}),
   };
+}
+
+/**
+ * The contract with its exploration as the request overrides it
+ * (--generated-updates, --seed), and the overrides, for a rerun command to
+ * repeat: the same budget and seed choose the same generated updates.
+ */
+function withExplorationFlags(
+  contract: Contract,
+  request: RunRequest,
+  names: SettingNames,
+): { readonly contract: Contract; readonly flags?: ExplorationFlags } {
+  const whole = (typed: string | undefined, name: string) => {
+    if (typed === undefined) return undefined;
+    const n = Number(typed);
+    if (typed.trim() === "" || !Number.isInteger(n) || n < 0) {
+      throw new UsageError("cli/invalid-number", `${name} ${typed}: expected a whole number >= 0`);
+    }
+    return n;
+  };
+  const max = whole(request.generatedUpdates, names.generatedUpdates);
+  const seed = whole(request.seed, names.seed);
+  if (max === undefined && seed === undefined) return { contract };
+  const flags = { ...(max === undefined ? {} : { max }), ...(seed === undefined ? {} : { seed }) };
+  const { exploration: _own, ...rest } = contract;
+  const resolved = {
+    max: max ?? contract.exploration?.max ?? DEFAULT_GENERATED_UPDATES,
+    seed: seed ?? contract.exploration?.seed ?? DEFAULT_EXPLORATION_SEED,
+  };
+  // A seed alone does not turn on what the contract turned off; a budget does.
+  const on = resolved.max > 0 && (max !== undefined || contract.exploration !== undefined);
+  return { contract: on ? { ...rest, exploration: resolved } : rest, flags };
 }
 
 /** "a,b" and ["a", "b,c"] alike; blanks dropped. */

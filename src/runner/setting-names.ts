@@ -8,6 +8,8 @@ export interface SettingNames {
   readonly scenario: string;
   readonly parallel: string;
   readonly shard: string;
+  readonly generatedUpdates: string;
+  readonly seed: string;
 }
 
 export const CLI_SETTINGS: SettingNames = {
@@ -18,6 +20,8 @@ export const CLI_SETTINGS: SettingNames = {
   scenario: "--scenario",
   parallel: "--parallel",
   shard: "--shard",
+  generatedUpdates: "--generated-updates",
+  seed: "--seed",
 };
 
 /** The Action's inputs (action.yml). */
@@ -29,4 +33,6 @@ export const ACTION_SETTINGS: SettingNames = {
   scenario: "input scenario",
   parallel: "input parallel",
   shard: "input shard",
+  generatedUpdates: "input generated-updates",
+  seed: "input seed",
 };

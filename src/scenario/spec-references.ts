@@ -102,9 +102,7 @@ export class SpecReferences {
    * same status but for its generations. Only references already computed
    * are compared. For the report: a field with no visible effect.
    */
-  async withoutEffect(
-    compare: (here: SpecReference, base: SpecReference) => boolean,
-  ): Promise<string[]> {
+  async withoutEffect(compare: (here: SpecReference, base: SpecReference) => boolean): Promise<string[]> {
     const { contract } = this.deps;
     const generated = contract.generatedUpdates ?? [];
     const baseSpec = contract.updates.length;
@@ -257,7 +255,9 @@ export class SpecReferences {
       for (const step of specPath(this.deps.contract, spec)) {
         // The references write each update first: the checks' lives then write what passed there.
         await scenario.applyUpdate(step.patch, step.spec, { dryRunFirst: true });
-        customResource = await scenario.converge(`convergence of ${updateName(this.deps.contract, step.spec)}`);
+        customResource = await scenario.converge(
+          `convergence of ${updateName(this.deps.contract, step.spec)}`,
+        );
       }
       const delayedRequeue = delayedRequeuePending(scenario.operator.queueReadings ?? []);
       const children = await liveChildObjects(scenario);

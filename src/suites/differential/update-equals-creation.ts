@@ -127,15 +127,17 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
       observation.reference.customResource.status,
       observation.customResource.status,
     );
+    const steps = spec > contract.updates.length ? contract.updates.length + 1 : spec;
+    const diffs = [...compared.diffs, ...conditions.diffs].map(named);
     const notes = [
-      `the reference of ${update}: the sample created, then updated ${spec} time(s), each converged; here the sample was created with ${update}'s spec from the start`,
+      `the reference of ${update}: the sample created, then updated ${steps} time(s), each converged; here the sample was created with ${update}'s spec from the start`,
       `born with: ${JSON.stringify(observation.bornWith)}`,
+      ...specAsks(diffs, observation.bornWith),
       ...volatile,
       ...conditions.oneSided,
       ...observation.convergedBy.map((line) => `converged: ${line}`),
       ...comparison.clockMade,
     ];
-    const diffs = [...compared.diffs, ...conditions.diffs];
     const evidence: Evidence = {
       writes: observation.writes.map(writeEvidence),
       ...(diffs.length > 0 ? { diffs } : {}),
@@ -148,9 +150,13 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
           ? [`${conditions.diffs.length} condition(s) with another status than the reference's`]
           : []),
       ];
+      const refusal = statedRefusal(
+        observation.reference.customResource.status,
+        observation.customResource.status,
+      );
       return {
         status: "failed",
-        message: `created with ${update}'s spec, it ended unlike the custom resource updated to it: ${parts.join("; ")}`,
+        message: `created with ${update}'s spec, it ended unlike the custom resource updated to it: ${parts.join("; ")}${refusal ? `; ${refusal}` : ""}`,
         evidence: { ...evidence, operatorLog: observation.operatorLog },
       };
     }
@@ -158,7 +164,7 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
       return {
         status: "inconclusive",
         message: `${compared.unlearned.map((d) => `${d.object} ${d.path}`).join(", ")} differ from the updated custom resource's, at fields the two fault-free lives of the sample never had: a value generated once per life there cannot be told from a wrong one`,
-        evidence: { ...evidence, diffs: [...diffs, ...compared.unlearned] },
+        evidence: { ...evidence, diffs: [...diffs, ...compared.unlearned.map(named)] },
       };
     }
     const unsure = unpairedVerdict(compared, evidence);
@@ -198,7 +204,10 @@ export function changedNothing(
   return (
     certain &&
     endStateMatches(compared) &&
-    isDeepStrictEqual(withoutGenerations(here.customResource.status), withoutGenerations(base.customResource.status))
+    isDeepStrictEqual(
+      withoutGenerations(here.customResource.status),
+      withoutGenerations(base.customResource.status),
+    )
   );
 }
 
@@ -211,6 +220,67 @@ function withoutGenerations(value: unknown): unknown {
       .filter(([key]) => key !== "observedGeneration" && key !== "lastTransitionTime")
       .map(([key, v]) => [key, withoutGenerations(v)]),
   );
+}
+
+/** The two sides of a differential diff, by what they are: the reference was updated, this one created. */
+const SIDES = { expected: "updated to the spec", actual: "created with the spec" } as const;
+
+function named<D extends NonNullable<Evidence["diffs"]>[number]>(diff: D): D {
+  return { ...diff, sides: SIDES };
+}
+
+/**
+ * For each diff whose one side holds a value the spec names (a scalar of
+ * the spec equal to it, the other side's not), which side the spec asks
+ * for: "spec.port is 9091: the side created with the spec has it". Pure.
+ */
+export function specAsks(diffs: NonNullable<Evidence["diffs"]>, spec: unknown): string[] {
+  const named = scalarPaths(spec, "spec");
+  return diffs.flatMap((diff) => {
+    for (const [side, value, other] of [
+      [SIDES.actual, diff.actual, diff.expected],
+      [SIDES.expected, diff.expected, diff.actual],
+    ] as const) {
+      if (value === undefined || isDeepStrictEqual(value, other)) continue;
+      const field = named.find(([, v]) => isDeepStrictEqual(v, value));
+      if (field && !named.some(([, v]) => isDeepStrictEqual(v, other))) {
+        return [
+          `${diff.object} ${diff.path}: the spec asks for ${JSON.stringify(value)} (${field[0]}); the side ${side} has it`,
+        ];
+      }
+    }
+    return [];
+  });
+}
+
+function scalarPaths(value: unknown, at: string): [string, unknown][] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => scalarPaths(v, `${at}[${i}]`));
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).flatMap(([k, v]) => scalarPaths(v, `${at}.${k}`));
+  }
+  return [[at, value]];
+}
+
+/**
+ * What the operator itself said on the updated path when it did not carry
+ * the update out: a condition False there that is not False on the custom
+ * resource created with the spec (ReconcileSuccess=False, reason
+ * UnsupportedOperation). A refusal by design is the operator's to state and
+ * the user's to waive; the verdict says so rather than leave it to be
+ * debugged. Undefined when there is none. Pure.
+ */
+export function statedRefusal(updated: unknown, created: unknown): string | undefined {
+  const born = conditionsOf(created);
+  const refusals = conditionsOf(updated).filter(
+    (c) => c.status === "False" && born.find((b) => b.type === c.type)?.status !== "False",
+  );
+  if (refusals.length === 0) return undefined;
+  const said = refusals.map((c) => {
+    const { reason, message } = c as { reason?: unknown; message?: unknown };
+    const why = [reason, message].filter((t): t is string => typeof t === "string" && t !== "").join(": ");
+    return `${c.type}=False${why ? ` (${why})` : ""}`;
+  });
+  return `the operator itself reported not carrying the update out on the updated path: ${said.join(", ")}; if it refuses this change by design, waive this verdict with that reason`;
 }
 
 function endOf(object: { status?: unknown; metadata?: { generation?: number } }): CustomResourceEnd {

@@ -427,8 +427,9 @@ describe("init", () => {
       [join(dir, "manifests/crds.yaml"), "gizmos.example.com"],
     ]);
     expect(contract.sample.file).toBe(join(dir, "examples/widget.yaml"));
-    // size is at its maximum (3), so it goes down; mode has a pattern and is left alone.
-    expect(contract.updates).toEqual([{ spec: { size: 2 } }]);
+    // size is at its maximum (3), so it goes down, and down again for the second update (two are
+    // what the checks of two updates need); mode has a pattern and is left alone.
+    expect(contract.updates).toEqual([{ spec: { size: 2 } }, { spec: { size: 1 } }]);
     // The status has no conditions.
     expect(contract.readiness).toEqual({ kind: "quiet" });
     expect(contract.operator.namespaced).toBeUndefined();
@@ -529,6 +530,25 @@ describe("init", () => {
     expect(processOperator(await loadContract(join(dir, "reconcile-conformance.yaml"))).env).toMatchObject({
       ENABLE_WEBHOOKS: "false",
     });
+  });
+
+  it("finds a variable read through a constant of another file of the package, or of another package", async () => {
+    const dir = await kubebuilderProject(KUBEBUILDER_MAIN("\t_ = os.Getenv(config.MetricsEnv)"));
+    await mkdir(join(dir, "internal/controller"), { recursive: true });
+    await writeFile(
+      join(dir, "internal/controller/webapp_controller.go"),
+      'package controller\n\nimport "os"\n\nfunc image() string {\n\treturn os.Getenv(imageEnvVar)\n}\n',
+    );
+    await writeFile(
+      join(dir, "internal/controller/constants.go"),
+      'package controller\n\nconst (\n\timageEnvVar = "OPERAND_IMAGE"\n\tMetricsEnv string = "METRICS_MODE"\n)\n',
+    );
+    await initCommand(["--dir", dir], testContext().context);
+    const text = await readFile(join(dir, "reconcile-conformance.yaml"), "utf8");
+    expect(text).toContain(
+      "# OPERAND_IMAGE: read in internal/controller/webapp_controller.go (os.Getenv(imageEnvVar))",
+    );
+    expect(text).toContain("# METRICS_MODE: read in cmd/main.go (os.Getenv(config.MetricsEnv))");
   });
 
   it("finds kubebuilder's webhook configurations, keeps the webhooks on, and takes the certificate flag of main.go", async () => {

@@ -133,7 +133,10 @@ describe("operatorLayout", () => {
         command: [["go", "run", "./cmd/main.go", ...GO_RUN_FLAGS], "go run of ./cmd/main.go", true],
         namespaced: { arg: "--watch-namespace", why: "cmd/main.go defines the flag --watch-namespace" },
         main: ["cmd/main.go", "./cmd/main.go"],
-        updates: [{ field: "size", from: 1, to: 2 }],
+        updates: [
+          { field: "size", from: 1, to: 2 },
+          { field: "size", from: 2, to: 3 },
+        ],
         readiness: "conditions",
       },
     ],
@@ -269,7 +272,12 @@ describe("operatorLayout", () => {
     [
       "an integer at its maximum goes down",
       repository({ ...KUBEBUILDER, "config/samples/v1_widget.yaml": sample("Widget", "w", { size: 3 }) }),
-      { updates: [{ field: "size", from: 3, to: 2 }] },
+      {
+        updates: [
+          { field: "size", from: 3, to: 2 },
+          { field: "size", from: 2, to: 1 },
+        ],
+      },
     ],
   ];
   it.each(cases)("%s", (_name, input, expected) => {

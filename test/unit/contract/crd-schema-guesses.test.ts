@@ -132,12 +132,47 @@ describe("proposeStarterUpdates", () => {
       ["replicas", "port"],
     ],
     ["an integer, then a string", { image: "web:1", replicas: 1 }, ["replicas", "image"]],
-    ["one when the schema offers one", { image: "web:1" }, ["image"]],
     ["none when it offers none", { other: true }, []],
   ])("%s", (_name, spec, fields) => {
     const updates = proposeStarterUpdates(spec, schema);
     expect(updates.map((u) => u.field)).toEqual(fields);
     expect(new Set(updates.map((u) => u.field)).size).toBe(updates.length);
+  });
+
+  it.each<[string, unknown, [unknown, unknown][]]>([
+    [
+      "a string twice, each change from the last",
+      { image: "web:1" },
+      [
+        ["web:1", "web:1-updated"],
+        ["web:1-updated", "web:1-updated-updated"],
+      ],
+    ],
+    [
+      "an integer twice",
+      { replicas: 1 },
+      [
+        [1, 2],
+        [2, 3],
+      ],
+    ],
+    [
+      "an enum onto its third value, never back",
+      { mode: "a" },
+      [
+        ["a", "b"],
+        ["b", "c"],
+      ],
+    ],
+    ["one when there is no third", { port: 65535 }, [[65535, 65534]]],
+  ])("one field the schema offers: %s", (_name, spec, steps) => {
+    const withThree = withSpec({
+      replicas: { type: "integer", minimum: 0 },
+      image: { type: "string" },
+      port: { type: "integer", maximum: 65535, minimum: 65534 },
+      mode: { type: "string", enum: ["a", "b", "c"] },
+    });
+    expect(proposeStarterUpdates(spec, withThree).map((u) => [u.from, u.to])).toEqual(steps);
   });
 });
 

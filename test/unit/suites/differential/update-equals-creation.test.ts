@@ -288,8 +288,40 @@ describe("differential/update-equals-creation judge", () => {
         path: "spec.template.spec.containers[name=app].ports[name=http].containerPort",
         expected: 8080,
         actual: 9090,
+        sides: { expected: "updated to the spec", actual: "created with the spec" },
       },
     ]);
+    // The spec it was born with names 9090: the side created with it has it, the updated one kept 8080.
+    expect(verdict.evidence?.notes).toContain(
+      "Deployment/hello spec.template.spec.containers[name=app].ports[name=http].containerPort: the spec asks for 9090 (spec.port); the side created with the spec has it",
+    );
+  });
+
+  it("says when the operator itself reported not carrying the update out on the updated path", async () => {
+    const refused = {
+      conditions: [
+        { type: "Ready", status: "True" },
+        {
+          type: "ReconcileSuccess",
+          status: "False",
+          reason: "UnsupportedOperation",
+          message: "scale-down is not supported",
+        },
+      ],
+    };
+    const verdict = await judge(
+      observation({
+        reference: {
+          ...observation().reference,
+          children: [deployment("ref", { port: 8080 }), registration("ref", DATA)],
+          customResource: { status: refused },
+        },
+      }),
+    );
+    expect(verdict.status).toBe("failed");
+    expect(verdict.message).toMatch(
+      /; the operator itself reported not carrying the update out on the updated path: ReconcileSuccess=False \(UnsupportedOperation: scale-down is not supported\); if it refuses this change by design, waive this verdict with that reason$/,
+    );
   });
 
   it("shows an unpruned key as present in the reference only", async () => {
@@ -302,7 +334,13 @@ describe("differential/update-equals-creation judge", () => {
       }),
     );
     expect(verdict.evidence?.diffs).toEqual([
-      { object: "ConfigMap/registration-<uid>", path: "data.greeting", expected: "hello", actual: undefined },
+      {
+        object: "ConfigMap/registration-<uid>",
+        path: "data.greeting",
+        expected: "hello",
+        actual: undefined,
+        sides: { expected: "updated to the spec", actual: "created with the spec" },
+      },
     ]);
   });
 
