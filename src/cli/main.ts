@@ -54,7 +54,7 @@ Usage:
       --scenario "<check id>#<target>" runs that one scenario alone (every scenario that
       did not pass prints the command that reruns it, with --keep); --generated-updates N
       makes at most N updates up from the CRD's schema for the differential check (0: none;
-      default the contract's generatedUpdates, 6) and --seed N orders them (the same seed,
+      default the contract's generatedUpdates, 8) and --seed N orders them (the same seed,
       the same choice).
   reconcile-conformance merge [--report-dir D] [--summary F] REPORT.json...
       Join the report.json of every shard of a run into one verdict (the same files).

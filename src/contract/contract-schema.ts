@@ -16,7 +16,7 @@ import { metricsSettingIssues, operatorMetricsSchema } from "./operator-metrics.
  */
 
 /** How many generated updates a run makes at most, unless the contract or the command line says. */
-export const DEFAULT_GENERATED_UPDATES = 6;
+export const DEFAULT_GENERATED_UPDATES = 8;
 /** The seed that orders generated updates of equal rank, unless the contract or the command line says. */
 export const DEFAULT_EXPLORATION_SEED = 1;
 

@@ -371,11 +371,30 @@ function setIn(target: unknown, path: FieldPath, value: unknown): void {
 }
 
 /**
+ * Which of a field's changes to try first: a change or a removal within a
+ * present value before the field's removal, and both before an addition.
+ * An operator's create path is its add path, so an addition rarely shows a
+ * difference between an update and a creation; what an update takes away
+ * or changes (an entry never pruned, a field applied only at create) does.
+ */
+const CHANGE_ORDER: Readonly<Record<ChangeKind, number>> = {
+  value: 0,
+  flip: 0,
+  "element-removed": 0,
+  "key-removed": 0,
+  remove: 1,
+  set: 2,
+  "element-added": 2,
+  "key-added": 2,
+};
+
+/**
  * Which candidates become generated updates, at most `budget`, the same
  * for the same seed: first those whose field's value shows in a child of
  * the reference (`shows`: the field drives state the differential can
- * compare), then the rest; in a seeded order within each rank; one change
- * per field before any field's second. Pure.
+ * compare), then the rest; within each, changes before removals before
+ * additions (CHANGE_ORDER), then a seeded order; one change per field
+ * before any field's second. Pure.
  */
 export function chooseCandidates(
   candidates: readonly SpecCandidate[],
@@ -389,9 +408,10 @@ export function chooseCandidates(
   const keyed = candidates.map((candidate) => ({
     candidate,
     rank: shows(candidate) ? 0 : 1,
+    order: CHANGE_ORDER[candidate.change],
     draw: random(),
   }));
-  keyed.sort((a, b) => a.rank - b.rank || a.draw - b.draw);
+  keyed.sort((a, b) => a.rank - b.rank || a.order - b.order || a.draw - b.draw);
   const ordered = keyed.map((k) => k.candidate);
   const seen = new Set<string>();
   const first: SpecCandidate[] = [];

@@ -246,13 +246,24 @@ export class SpecReferences {
     progress(
       spec === 0
         ? "reference state: converging the sample (in two lives)"
-        : `reference state of spec ${spec}: converging the sample, then ${specPath(this.deps.contract, spec).length} update(s)`,
+        : spec > this.deps.contract.updates.length
+          ? `reference state of spec ${spec}: converging the sample${this.deps.contract.updates.length === 0 ? "" : ` born with the spec of update ${this.deps.contract.updates.length}`}, then ${updateName(this.deps.contract, spec)}`
+          : `reference state of spec ${spec}: converging the sample, then ${spec} update(s)`,
     );
     const scenario = await Scenario.open(name, this.deps);
     try {
-      await scenario.startWithSample();
-      let customResource = await scenario.converge("convergence of the sample");
-      for (const step of specPath(this.deps.contract, spec)) {
+      // A generated update's reference starts where the update does, born with the spec of the
+      // contract's last update: the comparison is about its one change, and it saves the way there.
+      const { contract } = this.deps;
+      const generated = spec > contract.updates.length;
+      const bornAt = generated ? contract.updates.length : 0;
+      await scenario.startWithSample(bornAt);
+      let customResource = await scenario.converge(
+        bornAt === 0
+          ? "convergence of the sample"
+          : `convergence of the sample born with ${updateName(contract, bornAt)}'s spec`,
+      );
+      for (const step of generated ? specPath(contract, spec).slice(-1) : specPath(contract, spec)) {
         // The references write each update first: the checks' lives then write what passed there.
         await scenario.applyUpdate(step.patch, step.spec, { dryRunFirst: true });
         customResource = await scenario.converge(

@@ -127,10 +127,11 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
       observation.reference.customResource.status,
       observation.customResource.status,
     );
-    const steps = spec > contract.updates.length ? contract.updates.length + 1 : spec;
     const diffs = [...compared.diffs, ...conditions.diffs].map(named);
     const notes = [
-      `the reference of ${update}: the sample created, then updated ${steps} time(s), each converged; here the sample was created with ${update}'s spec from the start`,
+      spec > contract.updates.length
+        ? `the reference of ${update}: the sample created${contract.updates.length === 0 ? "" : ` with the spec of update ${contract.updates.length} (the contract's last)`}, converged, then updated with this one change and converged; here the sample was created with ${update}'s spec from the start`
+        : `the reference of ${update}: the sample created, then updated ${spec} time(s), each converged; here the sample was created with ${update}'s spec from the start`,
       `born with: ${JSON.stringify(observation.bornWith)}`,
       ...specAsks(diffs, observation.bornWith),
       ...volatile,

@@ -420,10 +420,10 @@ describe("generatedUpdates", () => {
   };
 
   it("is on by default, with its budget and seed; false or a budget of 0 turns it off", async () => {
-    expect((await example()).exploration).toEqual({ max: 6, seed: 1 });
-    expect((await example("true")).exploration).toEqual({ max: 6, seed: 1 });
+    expect((await example()).exploration).toEqual({ max: 8, seed: 1 });
+    expect((await example("true")).exploration).toEqual({ max: 8, seed: 1 });
     expect((await example("{ max: 3, seed: 42 }")).exploration).toEqual({ max: 3, seed: 42 });
-    expect((await example("{ seed: 9 }")).exploration).toEqual({ max: 6, seed: 9 });
+    expect((await example("{ seed: 9 }")).exploration).toEqual({ max: 8, seed: 9 });
     expect((await example("false")).exploration).toBeUndefined();
     expect((await example("{ max: 0 }")).exploration).toBeUndefined();
     // Chosen at run time, once the API server has checked them.

@@ -188,6 +188,21 @@ describe("chooseCandidates", () => {
     expect(new Set(chosen.map((c) => c.path[1]))).toEqual(new Set(["a", "b", "c", "d"]));
   });
 
+  it("tries a field's change or removal within it before removing the field, and both before an addition", () => {
+    const env = [
+      { ...candidate("env", "key-added"), path: ["spec", "env", "B"] },
+      candidate("env", "remove"),
+      { ...candidate("env", "key-removed"), path: ["spec", "env", "A"] },
+    ];
+    for (const seed of [1, 2, 3, 4]) {
+      expect(chooseCandidates(env, { budget: 3, seed, shows: () => true }).map((c) => c.change)).toEqual([
+        "key-removed",
+        "remove",
+        "key-added",
+      ]);
+    }
+  });
+
   it("makes the same choice for the same seed, and may make another for another", () => {
     const order = (seed: number) =>
       chooseCandidates(all, { budget: 6, seed, shows: () => false }).map((c) => c.description);
