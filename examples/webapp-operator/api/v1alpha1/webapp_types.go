@@ -32,6 +32,22 @@ type WebAppSpec struct {
 	Port int32 `json:"port"`
 	// Args are the container's arguments.
 	Args []string `json:"args,omitempty"`
+	// Settings are published in the registration, one key setting.<key> each.
+	Settings map[string]string `json:"settings,omitempty"`
+	// Aliases are other host names of the app, published in the
+	// registration as alias-0, alias-1, ... in their order.
+	Aliases []string `json:"aliases,omitempty"`
+	// Verbose labels the Pods verbose (a log shipper's selector, say).
+	Verbose bool `json:"verbose,omitempty"`
+	// Service shapes the Service beyond its port.
+	Service *ServiceSpec `json:"service,omitempty"`
+}
+
+// ServiceSpec is what the WebApp says of its Service beyond the port.
+type ServiceSpec struct {
+	// SessionAffinity is the Service's session affinity, None (the default)
+	// or ClientIP.
+	SessionAffinity string `json:"sessionAffinity,omitempty"`
 }
 
 // WebAppStatus is the observed state.
@@ -74,6 +90,19 @@ func (in *WebApp) DeepCopyInto(out *WebApp) {
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	if in.Spec.Args != nil {
 		out.Spec.Args = append([]string(nil), in.Spec.Args...)
+	}
+	if in.Spec.Settings != nil {
+		out.Spec.Settings = make(map[string]string, len(in.Spec.Settings))
+		for k, v := range in.Spec.Settings {
+			out.Spec.Settings[k] = v
+		}
+	}
+	if in.Spec.Aliases != nil {
+		out.Spec.Aliases = append([]string(nil), in.Spec.Aliases...)
+	}
+	if in.Spec.Service != nil {
+		service := *in.Spec.Service
+		out.Spec.Service = &service
 	}
 	out.Status = *in.Status.DeepCopy()
 }

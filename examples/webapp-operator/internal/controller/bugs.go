@@ -82,6 +82,24 @@ const (
 	// ConfigMap and never removes one: after a port change the registration
 	// still lists the old port's endpoint beside the new one.
 	NeverPrunes Bug = "never-prunes"
+
+	// The four mutants below make mistakes that only a change the example's
+	// contract never writes shows: spec exploration's generated updates
+	// catch them (a nested field changed, a map key removed, a boolean
+	// turned off, a list shortened).
+
+	// AffinityOnlyAtCreate sets the Service's session affinity when it
+	// creates the Service and never brings it to a later spec.
+	AffinityOnlyAtCreate Bug = "affinity-only-at-create"
+	// SettingsNeverPruned publishes the spec's settings in the registration
+	// and never removes the key of a setting the spec no longer has.
+	SettingsNeverPruned Bug = "settings-never-pruned"
+	// VerboseLabelKept labels the Pods verbose when the spec says so, and
+	// never takes the label away when it stops saying so.
+	VerboseLabelKept Bug = "verbose-label-kept"
+	// AliasesNeverShortened publishes the aliases by position and never
+	// removes the keys past the spec's last alias.
+	AliasesNeverShortened Bug = "aliases-never-shortened"
 	// FlipWithinReconcile polls every second while the Deployment is not
 	// available (a common, correct habit) and, in each poll, first marks
 	// Ready=True because every child exists, then Ready=False because the
@@ -209,6 +227,7 @@ var AllBugs = []Bug{
 	CrashGap, EarlyReady, StaleStatusGeneration, TimestampInTemplate, RecreateOnAlreadyExists,
 	EventDiff, RegenerateSecret, UIDPrefixTakeover, PortOnlyAtCreate, NeverPrunes, FlipWithinReconcile,
 	ReleaseBeforeCleanup, CleanupInMemory, ResurrectWhileTerminating, CleanupGivesUp,
+	AffinityOnlyAtCreate, SettingsNeverPruned, VerboseLabelKept, AliasesNeverShortened,
 }
 
 // ClockBugs lists the mutants of ClockTicks: the clock matrix's

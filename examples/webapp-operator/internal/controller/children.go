@@ -31,6 +31,11 @@ const (
 	portName       = "http"
 	// reconciledAtAnnotation is written only by the timestamp-in-template mutant.
 	reconciledAtAnnotation = "demo.reconcile-conformance.dev/reconciled-at"
+	// verboseLabel marks the Pods of a verbose WebApp.
+	verboseLabel = "demo.reconcile-conformance.dev/verbose"
+	// settingPrefix and aliasPrefix begin the registration's keys of a setting and of an alias.
+	settingPrefix = "setting."
+	aliasPrefix   = "alias-"
 )
 
 // selectorLabels select the Pods of one WebApp; they never change for its life.
@@ -110,8 +115,12 @@ func syncSecret(live, desired *corev1.Secret, remembered []byte) bool {
 
 func (r *Reconciler) desiredDeployment(app *demov1.WebApp) *appsv1.Deployment {
 	replicas := app.Spec.Replicas
+	podLabels := childLabels(app)
+	if app.Spec.Verbose {
+		podLabels[verboseLabel] = "true"
+	}
 	template := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: childLabels(app)},
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name:  containerName,
 			Image: app.Spec.Image,
@@ -152,6 +161,13 @@ func (r *Reconciler) syncDeployment(live, desired *appsv1.Deployment) bool {
 	}
 	if syncLabels(&live.Spec.Template.ObjectMeta, desired.Spec.Template.Labels) {
 		changed = true
+	}
+	// The verbose label is ours to take away too (VerboseLabelKept's mistake: it never does).
+	if _, wanted := desired.Spec.Template.Labels[verboseLabel]; !wanted && r.Bug != VerboseLabelKept {
+		if _, has := live.Spec.Template.Labels[verboseLabel]; has {
+			delete(live.Spec.Template.Labels, verboseLabel)
+			changed = true
+		}
 	}
 	if setEntries(&live.Spec.Template.Annotations, desired.Spec.Template.Annotations) {
 		changed = true
@@ -198,10 +214,19 @@ func (r *Reconciler) desiredService(app *demov1.WebApp) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace, Labels: childLabels(app)},
 		Spec: corev1.ServiceSpec{
-			Selector: selectorLabels(app),
-			Ports:    ports,
+			Selector:        selectorLabels(app),
+			Ports:           ports,
+			SessionAffinity: sessionAffinity(app),
 		},
 	}
+}
+
+// sessionAffinity is the spec's, or None (the API server's default) when it says none.
+func sessionAffinity(app *demov1.WebApp) corev1.ServiceAffinity {
+	if app.Spec.Service != nil && app.Spec.Service.SessionAffinity != "" {
+		return corev1.ServiceAffinity(app.Spec.Service.SessionAffinity)
+	}
+	return corev1.ServiceAffinityNone
 }
 
 // adminPortName is the RandomPortOrder variant's second Service port.
@@ -237,6 +262,11 @@ func (r *Reconciler) syncService(live, desired *corev1.Service) bool {
 	changed := syncLabels(&live.ObjectMeta, desired.Labels)
 	if !maps.Equal(live.Spec.Selector, desired.Spec.Selector) {
 		live.Spec.Selector = desired.Spec.Selector
+		changed = true
+	}
+	// AffinityOnlyAtCreate's mistake: the affinity is the create's, never brought to a later spec.
+	if r.Bug != AffinityOnlyAtCreate && live.Spec.SessionAffinity != desired.Spec.SessionAffinity {
+		live.Spec.SessionAffinity = desired.Spec.SessionAffinity
 		changed = true
 	}
 	if r.Bug == RandomPortOrder {
@@ -295,7 +325,7 @@ func syncPortsByName(live *[]corev1.ServicePort, desired []corev1.ServicePort) b
 }
 
 func (r *Reconciler) desiredRegistration(app *demov1.WebApp) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
+	registration := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: registrationName(app, r.Bug), Namespace: app.Namespace, Labels: childLabels(app)},
 		Data: map[string]string{
 			"owner":    app.Name,
@@ -307,6 +337,13 @@ func (r *Reconciler) desiredRegistration(app *demov1.WebApp) *corev1.ConfigMap {
 			endpointKey(app.Spec.Port): portName + "/" + string(corev1.ProtocolTCP),
 		},
 	}
+	for key, value := range app.Spec.Settings {
+		registration.Data[settingPrefix+key] = value
+	}
+	for i, alias := range app.Spec.Aliases {
+		registration.Data[aliasPrefix+strconv.Itoa(i)] = alias
+	}
+	return registration
 }
 
 func endpointKey(port int32) string { return "endpoint-" + strconv.Itoa(int(port)) }
@@ -317,6 +354,17 @@ func (r *Reconciler) syncRegistration(live, desired *corev1.ConfigMap) bool {
 	changed := syncLabels(&live.ObjectMeta, desired.Labels)
 	if r.Bug == NeverPrunes {
 		// The mistake: desired keys are added and updated, stale ones stay for good.
+		return setEntries(&live.Data, desired.Data) || changed
+	}
+	if r.Bug == SettingsNeverPruned || r.Bug == AliasesNeverShortened {
+		// The mistake: stale keys go, but for the settings' (or the aliases') own, which stay for good.
+		prefix := map[Bug]string{SettingsNeverPruned: settingPrefix, AliasesNeverShortened: aliasPrefix}[r.Bug]
+		for key := range live.Data {
+			if _, wanted := desired.Data[key]; !wanted && !strings.HasPrefix(key, prefix) {
+				delete(live.Data, key)
+				changed = true
+			}
+		}
 		return setEntries(&live.Data, desired.Data) || changed
 	}
 	if !maps.Equal(live.Data, desired.Data) {

@@ -594,3 +594,86 @@ func TestBugFlipWithinReconcileRestampsReadyWhileTheDeploymentIsUnavailable(t *t
 		}
 	})
 }
+
+// exploredSpec is defaultSpec with the fields only spec exploration changes in the example's
+// contract: a setting, an alias, verbose Pods and a Service affinity.
+func exploredSpec() demov1.WebAppSpec {
+	spec := defaultSpec()
+	spec.Settings = map[string]string{"greeting-style": "plain"}
+	spec.Aliases = []string{"www.web.example"}
+	spec.Verbose = true
+	spec.Service = &demov1.ServiceSpec{SessionAffinity: "None"}
+	return spec
+}
+
+// registrationData is the registration's data once the WebApp has converged.
+func (e *env) registrationData(name string, bug Bug) map[string]string {
+	registration := &corev1.ConfigMap{}
+	e.must(e.c.Get(e.ctx, e.key(registrationName(e.app(name), bug)), registration))
+	return registration.Data
+}
+
+func TestBugAffinityOnlyAtCreateKeepsTheFirstAffinity(t *testing.T) {
+	both(t, AffinityOnlyAtCreate, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", exploredSpec())
+		r := e.reconciler(bug, nil)
+		e.converge(r, "web")
+		e.patchSpec("web", `{"spec":{"service":{"sessionAffinity":"ClientIP"}}}`)
+		e.converge(r, "web")
+		got := e.service("web").Spec.SessionAffinity
+		if want := map[Bug]corev1.ServiceAffinity{None: "ClientIP", AffinityOnlyAtCreate: "None"}[bug]; got != want {
+			t.Fatalf("Service affinity after an update to ClientIP: %s; want %s", got, want)
+		}
+	})
+}
+
+func TestBugSettingsNeverPrunedKeepsARemovedSetting(t *testing.T) {
+	both(t, SettingsNeverPruned, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", exploredSpec())
+		r := e.reconciler(bug, nil)
+		e.converge(r, "web")
+		e.patchSpec("web", `{"spec":{"settings":{"greeting-style":null},"port":9090}}`)
+		e.converge(r, "web")
+		data := e.registrationData("web", bug)
+		_, setting := data[settingPrefix+"greeting-style"]
+		_, oldEndpoint := data[endpointKey(8080)]
+		// Every other stale key goes, the old port's endpoint included: only the setting stays.
+		if want := bug == SettingsNeverPruned; setting != want || oldEndpoint {
+			t.Fatalf("registration data after the setting's removal: %v; want the setting only for the mutant, and no endpoint-8080", data)
+		}
+	})
+}
+
+func TestBugVerboseLabelKeptLabelsPodsNoLongerVerbose(t *testing.T) {
+	both(t, VerboseLabelKept, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", exploredSpec())
+		r := e.reconciler(bug, nil)
+		e.converge(r, "web")
+		if e.deployment("web").Spec.Template.Labels[verboseLabel] != "true" {
+			t.Fatalf("a verbose WebApp's Pods: labels %v; want %s", e.deployment("web").Spec.Template.Labels, verboseLabel)
+		}
+		e.patchSpec("web", `{"spec":{"verbose":false}}`)
+		e.converge(r, "web")
+		_, labelled := e.deployment("web").Spec.Template.Labels[verboseLabel]
+		if want := bug == VerboseLabelKept; labelled != want {
+			t.Fatalf("Pod labels after verbose turned off: %v; want %s only for the mutant", e.deployment("web").Spec.Template.Labels, verboseLabel)
+		}
+	})
+}
+
+func TestBugAliasesNeverShortenedKeepsTheLastAlias(t *testing.T) {
+	both(t, AliasesNeverShortened, func(t *testing.T, e *env, bug Bug) {
+		spec := exploredSpec()
+		spec.Aliases = []string{"www.web.example", "web.example"}
+		e.createApp("web", spec)
+		r := e.reconciler(bug, nil)
+		e.converge(r, "web")
+		e.patchSpec("web", `{"spec":{"aliases":["www.web.example"]}}`)
+		e.converge(r, "web")
+		data := e.registrationData("web", bug)
+		_, second := data[aliasPrefix+"1"]
+		if want := bug == AliasesNeverShortened; second != want || data[aliasPrefix+"0"] != "www.web.example" {
+			t.Fatalf("registration data after the aliases lost their last: %v; want alias-0, and alias-1 only for the mutant", data)
+		}
+	})
+}
