@@ -15,7 +15,7 @@ import {
   type SpecCandidate,
 } from "../contract/spec-candidates.js";
 import { describeError } from "../errors.js";
-import type { KubeObject } from "../kube/kube-client.js";
+import type { KubeClient, KubeObject } from "../kube/kube-client.js";
 import type { ExplorationReport } from "../report/report-model.js";
 import type { Limiter } from "../util/limiter.js";
 import { applyMergePatch, asRecord } from "../util/records.js";
@@ -29,7 +29,7 @@ import type { SpecReference } from "./spec-references.js";
 // server accepts and keeps becomes a generated update: a refusal is listed, never a verdict.
 
 /** A candidate the API server accepted, or why it was dropped. */
-type Checked =
+export type Checked =
   | { readonly candidate: SpecCandidate; readonly accepted: true; readonly unchecked?: string }
   | { readonly candidate: SpecCandidate; readonly accepted: false; readonly reason: string };
 
@@ -84,7 +84,8 @@ export async function exploreSpec(
   // Ranked by what the reference's children show: outside the slot, since it may still be computed.
   const reference = await options.reference0().catch(() => undefined);
   const children = reference?.children.map((c) => c.object) ?? [];
-  const accepted = checked.results.flatMap((c) => (c.accepted ? [c.candidate] : []));
+  const results = checked.results.map((c) => withoutReadinessField(c, contract.readiness));
+  const accepted = results.flatMap((c) => (c.accepted ? [c.candidate] : []));
   const chosen = chooseCandidates(accepted, {
     budget: max,
     seed,
@@ -97,10 +98,10 @@ export async function exploreSpec(
   }));
   const explored: Contract = { ...contract, generatedUpdates };
   const names = generatedUpdates.map((_, i) => updateName(explored, contract.updates.length + i + 1));
-  const refused = checked.results.flatMap((c) =>
+  const refused = results.flatMap((c) =>
     c.accepted ? [] : [{ update: c.candidate.description, reason: c.reason }],
   );
-  const unchecked = checked.results.flatMap((c) =>
+  const unchecked = results.flatMap((c) =>
     c.accepted && c.unchecked !== undefined ? [`${c.candidate.description}: ${c.unchecked}`] : [],
   );
   options.progress(
@@ -122,68 +123,99 @@ export async function exploreSpec(
 }
 
 /**
+ * A candidate that removes a field the contract's readiness expression
+ * reads (`self.spec.replicas`) is dropped: without it, whether the custom
+ * resource is ready could not be told, and the update could only end
+ * inconclusive. Pure.
+ */
+export function withoutReadinessField(checked: Checked, readiness: Contract["readiness"]): Checked {
+  if (!checked.accepted || readiness.kind !== "cel" || checked.candidate.change !== "remove") return checked;
+  const field = fieldName(checked.candidate.path);
+  const read = new RegExp(`\\b${field.replaceAll(".", "\\.")}\\b(?![\\w-])`).test(readiness.expression);
+  return read
+    ? {
+        candidate: checked.candidate,
+        accepted: false,
+        reason: `the contract's readiness reads ${field}: without it, whether the custom resource is ready could not be told`,
+      }
+    : checked;
+}
+
+/**
  * Every candidate created in a dry run, in a scenario's namespace (its
- * operator started when it serves webhooks, so they judge too): refused,
- * or accepted but kept by the server as the base is (pruned, or defaulted
- * back), it is dropped with why. The base itself first: its answer, with
- * the server's defaults, is what the candidates are made up from.
+ * operator started when it serves webhooks, so they judge too).
  */
 async function dryRunCandidates(
   contract: Contract,
   deps: ScenarioDeps,
   base: KubeObject,
   schema: Record<string, unknown>,
-): Promise<
-  | { readonly refusedBase: string }
-  | { readonly results: readonly Checked[]; readonly leftAlone: readonly FieldLeftAlone[] }
-> {
+): Promise<CheckedCandidates> {
   const scenario = await Scenario.open("explore", deps);
   try {
     if (contract.operator.mode === "process" && contract.operator.webhooks) await scenario.startOperator();
-    const dryRun = (object: KubeObject) => {
-      const { resourceVersion: _rv, uid: _uid, ...metadata } = object.metadata ?? {};
-      return deps.kube.create(
-        { ...object, metadata: { ...metadata, namespace: scenario.namespace } },
-        { dryRun: true },
-      );
-    };
-    let answered: KubeObject;
-    try {
-      answered = await dryRun(base);
-    } catch (error) {
-      if (dryRunUnsupported(error) === undefined) return { refusedBase: describeError(error) };
-      answered = base;
-    }
-    const { candidates, leftAlone } = specCandidates(answered.spec, schema);
-    const results: Checked[] = [];
-    for (const candidate of candidates) {
-      const object = applyMergePatch(base, candidate.patch) as KubeObject;
-      try {
-        const answer = await dryRun(object);
-        results.push(
-          isDeepStrictEqual(answer.spec, answered.spec)
-            ? {
-                candidate,
-                accepted: false,
-                reason: "changes nothing the API server keeps (pruned, or set back to its default)",
-              }
-            : { candidate, accepted: true },
-        );
-      } catch (error) {
-        const webhook = dryRunUnsupported(error);
-        results.push(
-          webhook === undefined
-            ? { candidate, accepted: false, reason: describeError(error) }
-            : {
-                candidate,
-                accepted: true,
-                unchecked: `webhook ${webhook} takes no dry run; its write will tell`,
-              },
-        );
-      }
-    }
-    return { results, leftAlone };
+    return await checkCandidates(deps.kube, scenario.namespace, base, schema);
   } finally {
     await scenario.close();
   }
+}
+
+/** What the API server made of the base and its candidates (checkCandidates). */
+export type CheckedCandidates =
+  | { readonly refusedBase: string }
+  | { readonly results: readonly Checked[]; readonly leftAlone: readonly FieldLeftAlone[] };
+
+/**
+ * The candidates of `base` (spec-candidates.ts), each created in a dry run
+ * in `namespace`: refused, or accepted but kept by the server as the base
+ * is (pruned, or defaulted back), a candidate is dropped with why. The base
+ * itself first: its answer, with the server's defaults, is what the
+ * candidates are made up from; a refusal of it drops them all.
+ */
+export async function checkCandidates(
+  kube: KubeClient,
+  namespace: string,
+  base: KubeObject,
+  schema: Record<string, unknown>,
+): Promise<CheckedCandidates> {
+  const dryRun = (object: KubeObject) => {
+    const { resourceVersion: _rv, uid: _uid, ...metadata } = object.metadata ?? {};
+    return kube.create({ ...object, metadata: { ...metadata, namespace } }, { dryRun: true });
+  };
+  let answered: KubeObject;
+  try {
+    answered = await dryRun(base);
+  } catch (error) {
+    if (dryRunUnsupported(error) === undefined) return { refusedBase: describeError(error) };
+    answered = base;
+  }
+  const { candidates, leftAlone } = specCandidates(answered.spec, schema);
+  const results: Checked[] = [];
+  for (const candidate of candidates) {
+    const object = applyMergePatch(base, candidate.patch) as KubeObject;
+    try {
+      const answer = await dryRun(object);
+      results.push(
+        isDeepStrictEqual(answer.spec, answered.spec)
+          ? {
+              candidate,
+              accepted: false,
+              reason: "changes nothing the API server keeps (pruned, or set back to its default)",
+            }
+          : { candidate, accepted: true },
+      );
+    } catch (error) {
+      const webhook = dryRunUnsupported(error);
+      results.push(
+        webhook === undefined
+          ? { candidate, accepted: false, reason: describeError(error) }
+          : {
+              candidate,
+              accepted: true,
+              unchecked: `webhook ${webhook} takes no dry run; its write will tell`,
+            },
+      );
+    }
+  }
+  return { results, leftAlone };
 }

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { describeClockWrite, withClockMarks } from "./clock-marks.js";
 import { delayedRequeuePending } from "./clock-queues.js";
 import { operatorFinalizers, recordDeletion, type DeletionRecord } from "./deletion.js";
@@ -8,7 +9,9 @@ import { AbortedError, describeError } from "../errors.js";
 import { learnRoles, type ChildRoles, type Life } from "./child-roles.js";
 import { liveChildObjects, type LiveChild } from "./reference-state.js";
 import { Limiter } from "../util/limiter.js";
+import { Inconclusive } from "./inconclusive.js";
 import { Scenario, type ScenarioDeps, type SpecWrite } from "./scenario.js";
+import { isRecord } from "../util/records.js";
 
 /** A child as a spec's reference has it: its record and the whole live object. */
 export type ReferenceChild = LiveChild;
@@ -58,6 +61,18 @@ export interface SpecReference {
    * for it later, which this life, ending at convergence, did not wait for.
    */
   readonly delayedRequeue?: true;
+  /**
+   * A generated update's reference only: set when the operator did not
+   * carry the update out (no convergence on it); the kit then wrote the
+   * previous spec back and recorded where that led (the recovery oracle).
+   * `children` and `customResource` are then the recovered state.
+   */
+  readonly notCarriedOut?: {
+    /** Why the update counts as not carried out: the convergence's verdict. */
+    readonly why: string;
+    /** Set when writing the previous spec back did not converge either. */
+    readonly notRecovered?: string;
+  };
 }
 
 /** A life as compute() gives it: a reference before the roles are learned. */
@@ -115,7 +130,8 @@ export class SpecReferences {
     const without: string[] = [];
     for (const [index, update] of generated.entries()) {
       const here = await settled(baseSpec + index + 1);
-      if (here && compare(here, base)) without.push(update.description);
+      // An update not carried out shows the recovered state: nothing to say of its field.
+      if (here && !here.notCarriedOut && compare(here, base)) without.push(update.description);
     }
     return without;
   }
@@ -263,12 +279,24 @@ export class SpecReferences {
           ? "convergence of the sample"
           : `convergence of the sample born with ${updateName(contract, bornAt)}'s spec`,
       );
+      let notCarriedOut: SpecReference["notCarriedOut"];
       for (const step of generated ? specPath(contract, spec).slice(-1) : specPath(contract, spec)) {
         // The references write each update first: the checks' lives then write what passed there.
+        const before = customResource;
         await scenario.applyUpdate(step.patch, step.spec, { dryRunFirst: true });
-        customResource = await scenario.converge(
-          `convergence of ${updateName(this.deps.contract, step.spec)}`,
-        );
+        try {
+          customResource = await scenario.converge(`convergence of ${updateName(contract, step.spec)}`);
+        } catch (error) {
+          // A generated update the operator does not carry out is no failure of the reference: the
+          // update came from the kit, not the user. What is judged is whether it recovers.
+          if (!generated || !(error instanceof Inconclusive)) throw error;
+          const recovery = await writtenBack(scenario, before, bornAt);
+          customResource = recovery.customResource;
+          notCarriedOut = {
+            why: error.message,
+            ...(recovery.notRecovered ? { notRecovered: recovery.notRecovered } : {}),
+          };
+        }
       }
       const delayedRequeue = delayedRequeuePending(scenario.operator.queueReadings ?? []);
       const children = await liveChildObjects(scenario);
@@ -291,11 +319,45 @@ export class SpecReferences {
         specWrites: [...scenario.specWrites],
         ...(deletion ? { deletion } : {}),
         ...(delayedRequeue ? { delayedRequeue } : {}),
+        ...(notCarriedOut ? { notCarriedOut } : {}),
       };
     } finally {
       await scenario.close();
     }
   }
+}
+
+/**
+ * Writes the spec the custom resource had before a generated update back
+ * (a merge patch from its spec now to `before`'s) and converges: where the
+ * operator comes back to is what the recovery oracle compares with the
+ * previous spec's reference. A convergence that fails again is recorded,
+ * with the custom resource as it is.
+ */
+async function writtenBack(
+  scenario: Scenario,
+  before: KubeObject,
+  previousSpec: number,
+): Promise<{ readonly customResource: KubeObject; readonly notRecovered?: string }> {
+  const now = await scenario.kit.get(scenario.customResource);
+  await scenario.applyUpdate({ spec: mergePatchBetween(now.spec, before.spec) }, previousSpec);
+  try {
+    return { customResource: await scenario.converge("convergence of the previous spec, written back") };
+  } catch (error) {
+    if (!(error instanceof Inconclusive)) throw error;
+    return { customResource: await scenario.kit.get(scenario.customResource), notRecovered: error.message };
+  }
+}
+
+/** The JSON merge patch that turns `from` into `to` (RFC 7386): removed keys are null, lists whole. Pure. */
+export function mergePatchBetween(from: unknown, to: unknown): unknown {
+  if (!isRecord(from) || !isRecord(to)) return to === undefined ? null : to;
+  const patch: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(from), ...Object.keys(to)])) {
+    if (!(key in to)) patch[key] = null;
+    else if (!isDeepStrictEqual(from[key], to[key])) patch[key] = mergePatchBetween(from[key], to[key]);
+  }
+  return patch;
 }
 
 /** A reference's life as child-roles.ts learns from it. */

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { conditionsOf } from "../../contract/observed-generation.js";
-import { updateCount, updateName, type Contract } from "../../contract/load-contract.js";
+import { sampleWithSpec, updateCount, updateName, type Contract } from "../../contract/load-contract.js";
 import { describeVolatile, promisesFor, type VolatileField } from "../../contract/promises.js";
 import type { Evidence } from "../../report/report-model.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
@@ -8,7 +8,7 @@ import type { ChildRoles } from "../../scenario/child-roles.js";
 import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild, SpecReference } from "../../scenario/spec-references.js";
 import { parsePath, pathWithin } from "../../util/object-paths.js";
-import { defineCheck, type Judgement } from "../check.js";
+import { defineCheck, type Judgement, type ObserveContext } from "../check.js";
 import {
   compareEndStates,
   describeMismatch,
@@ -52,6 +52,13 @@ export interface UpdateEqualsCreationObservation {
   /** How the convergence was decided (Scenario.convergedBy). */
   readonly convergedBy: readonly string[];
   readonly operatorLog: readonly string[];
+  /**
+   * A generated update the operator did not carry out (its reference never
+   * converged on it): then `reference` is the previous spec's reference and
+   * `live` where the operator came back to once the kit wrote that spec back
+   * (the recovery oracle); no custom resource was born with the update.
+   */
+  readonly notCarriedOut?: NonNullable<SpecReference["notCarriedOut"]> & { readonly previous: string };
 }
 
 /**
@@ -92,6 +99,7 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
       const reference = context.references.get(spec);
       const first = context.references.get(0);
       if (!reference || !first) throw new Error(`no reference state of spec ${reference ? 0 : spec}`);
+      if (reference.notCarriedOut) return recoveryObservation(context, spec, name, reference, first);
       const scenario = await context.open();
       const created = await scenario.startWithSample(spec);
       const converged = await scenario.converge(`convergence of the sample born with ${name}'s spec`);
@@ -114,6 +122,7 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
     },
   },
   judge(observation, contract): Judgement {
+    if (observation.notCarriedOut) return judgeRecovery(observation, observation.notCarriedOut, contract);
     const { spec } = observation;
     const update = observation.updateName ?? `update ${spec}`;
     const comparison = compareEndStates(observation.live, observation.reference.children, contract.drift, {
@@ -221,6 +230,103 @@ function withoutGenerations(value: unknown): unknown {
       .filter(([key]) => key !== "observedGeneration" && key !== "lastTransitionTime")
       .map(([key, v]) => [key, withoutGenerations(v)]),
   );
+}
+
+/**
+ * The observation of a generated update its reference did not carry out:
+ * the previous spec's reference beside where the operator came back to,
+ * with no life of its own (nothing could be born at a spec the operator
+ * does not converge on).
+ */
+function recoveryObservation(
+  context: ObserveContext,
+  spec: number,
+  name: string,
+  reference: SpecReference,
+  first: SpecReference,
+): UpdateEqualsCreationObservation {
+  const previousSpec = context.contract.updates.length;
+  const previous = context.references.get(previousSpec);
+  if (!previous || !reference.notCarriedOut) throw new Error(`no reference state of spec ${previousSpec}`);
+  return {
+    spec,
+    updateName: name,
+    bornWith: sampleWithSpec(context.contract, spec).spec,
+    reference: { children: previous.children, customResource: endOf(previous.customResource) },
+    learnedFrom: first.children,
+    ...(reference.roles ? { roles: reference.roles } : {}),
+    live: reference.children,
+    customResource: endOf(reference.customResource),
+    writes: reference.writes,
+    convergedBy: [],
+    operatorLog: [],
+    notCarriedOut: {
+      ...reference.notCarriedOut,
+      previous: previousSpec === 0 ? "the sample" : updateName(context.contract, previousSpec),
+    },
+  };
+}
+
+/**
+ * Acto's recovery oracle, for an update the operator did not carry out:
+ * the previous spec written back must bring it back to that spec's
+ * reference (the same children, managed fields and condition statuses).
+ * Not carrying a made-up update out is no failure by itself (the schema may
+ * allow what the operator rightly refuses); not coming back from it is.
+ */
+function judgeRecovery(
+  observation: UpdateEqualsCreationObservation,
+  notCarriedOut: NonNullable<UpdateEqualsCreationObservation["notCarriedOut"]>,
+  contract: Contract,
+): Judgement {
+  const update = observation.updateName ?? `update ${observation.spec}`;
+  const didNot = `the operator did not carry ${update} out (${notCarriedOut.why})`;
+  const notes = [
+    `the reference wrote ${update} and never converged on it; the kit then wrote back the spec of ${notCarriedOut.previous} and compared where the operator came back to with the reference of ${notCarriedOut.previous}`,
+    `born with (never created: the operator does not converge on it): ${JSON.stringify(observation.bornWith)}`,
+  ];
+  const writes = observation.writes.map(writeEvidence);
+  if (notCarriedOut.notRecovered !== undefined) {
+    return {
+      status: "failed",
+      message: `${didNot}, and with the spec of ${notCarriedOut.previous} written back it did not converge again: ${notCarriedOut.notRecovered}`,
+      evidence: { writes, notes },
+    };
+  }
+  const comparison = compareEndStates(observation.live, observation.reference.children, contract.drift, {
+    clockHorizonMs: contract.clock.horizonMs,
+    ...(observation.roles ? { roles: observation.roles } : {}),
+    fields: "operator-managed",
+    learnedFrom: observation.learnedFrom,
+  });
+  const { compared, volatile } = withoutVolatile(comparison, contract);
+  const conditions = conditionDifferences(
+    observation.reference.customResource.status,
+    observation.customResource.status,
+  );
+  const diffs = [...compared.diffs, ...conditions.diffs].map((d) => ({
+    ...d,
+    sides: { expected: `the reference of ${notCarriedOut.previous}`, actual: "come back to it" },
+  }));
+  const evidence: Evidence = {
+    writes,
+    notes: [...notes, ...volatile],
+    ...(diffs.length > 0 ? { diffs } : {}),
+  };
+  if (!endStateMatches(compared) || conditions.diffs.length > 0) {
+    return {
+      status: "failed",
+      message: `${didNot}, and with the spec of ${notCarriedOut.previous} written back it did not come back to that spec's reference: ${endStateMatches(compared) ? `${conditions.diffs.length} condition(s) with another status` : describeMismatch(compared)}`,
+      evidence,
+    };
+  }
+  const unsure = unpairedVerdict(compared, evidence);
+  if (unsure) return unsure;
+  return {
+    status: "passed",
+    message: `${didNot}: no update-equals-creation verdict on it; with the spec of ${notCarriedOut.previous} written back it came back to that spec's reference (${compared.children.length} child(ren) alike, the same condition statuses)`,
+    evidence,
+  };
 }
 
 /** The two sides of a differential diff, by what they are: the reference was updated, this one created. */

@@ -439,3 +439,47 @@ describe("managedFieldPairs", () => {
     ]);
   });
 });
+
+describe("an update the operator did not carry out: the recovery oracle", () => {
+  const notCarriedOut = {
+    why: "the custom resource was not ready within 60s",
+    previous: "update 2",
+  };
+  const recovery = (changes: Partial<UpdateEqualsCreationObservation> = {}) =>
+    observation({
+      spec: 4,
+      updateName: "generated update 4 (spec.deploymentName: removed)",
+      notCarriedOut,
+      ...changes,
+    });
+
+  it("passes when the previous spec written back brings it back to that spec's reference", async () => {
+    const verdict = await judge(recovery());
+    expect(verdict.status).toBe("passed");
+    expect(verdict.message).toBe(
+      "the operator did not carry generated update 4 (spec.deploymentName: removed) out (the custom resource was not ready within 60s): no update-equals-creation verdict on it; with the spec of update 2 written back it came back to that spec's reference (2 child(ren) alike, the same condition statuses)",
+    );
+  });
+
+  it("fails when it comes back elsewhere, the sides named", async () => {
+    const verdict = await judge(
+      recovery({ live: [deployment("here", { port: 8080 }), registration("here", DATA)] }),
+    );
+    expect(verdict.status).toBe("failed");
+    expect(verdict.message).toMatch(/written back it did not come back to that spec's reference: /);
+    expect(verdict.evidence?.diffs?.[0]?.sides).toEqual({
+      expected: "the reference of update 2",
+      actual: "come back to it",
+    });
+  });
+
+  it("fails when the previous spec written back does not converge either", async () => {
+    const verdict = await judge(
+      recovery({ notCarriedOut: { ...notCarriedOut, notRecovered: "not ready within 60s" } }),
+    );
+    expect(verdict.status).toBe("failed");
+    expect(verdict.message).toMatch(
+      /with the spec of update 2 written back it did not converge again: not ready within 60s$/,
+    );
+  });
+});
