@@ -5,6 +5,7 @@ import { describeVolatile, promisesFor, type VolatileField } from "../../contrac
 import type { Evidence } from "../../report/report-model.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { ChildRoles } from "../../scenario/child-roles.js";
+import { Inconclusive } from "../../scenario/inconclusive.js";
 import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild, SpecReference } from "../../scenario/spec-references.js";
 import { parsePath, pathWithin } from "../../util/object-paths.js";
@@ -59,6 +60,12 @@ export interface UpdateEqualsCreationObservation {
    * (the recovery oracle); no custom resource was born with the update.
    */
   readonly notCarriedOut?: NonNullable<SpecReference["notCarriedOut"]> & { readonly previous: string };
+  /**
+   * A generated update only: the custom resource born with its spec never
+   * converged (why): the operator does not carry that spec out from a
+   * creation, so there is nothing to compare the updated one with.
+   */
+  readonly bornNeverConverged?: string;
 }
 
 /**
@@ -102,7 +109,26 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
       if (reference.notCarriedOut) return recoveryObservation(context, spec, name, reference, first);
       const scenario = await context.open();
       const created = await scenario.startWithSample(spec);
-      const converged = await scenario.converge(`convergence of the sample born with ${name}'s spec`);
+      let converged;
+      try {
+        converged = await scenario.converge(`convergence of the sample born with ${name}'s spec`);
+      } catch (error) {
+        // A spec the kit made up may be one the operator rightly cannot run: no comparison, said so.
+        if (spec <= context.contract.updates.length || !(error instanceof Inconclusive)) throw error;
+        return {
+          spec,
+          updateName: name,
+          bornWith: (created as { spec?: unknown }).spec,
+          reference: { children: reference.children, customResource: endOf(reference.customResource) },
+          learnedFrom: first.children,
+          live: [],
+          customResource: endOf(await scenario.kit.get(scenario.customResource)),
+          writes: scenario.operatorWrites(),
+          convergedBy: [],
+          operatorLog: await scenario.operatorLog(10),
+          bornNeverConverged: error.message,
+        };
+      }
       return {
         spec,
         updateName: name,
@@ -123,6 +149,18 @@ export const updateEqualsCreation = defineCheck<Target, UpdateEqualsCreationObse
   },
   judge(observation, contract): Judgement {
     if (observation.notCarriedOut) return judgeRecovery(observation, observation.notCarriedOut, contract);
+    if (observation.bornNeverConverged !== undefined) {
+      const update = observation.updateName ?? `update ${observation.spec}`;
+      return {
+        status: "skipped",
+        message: `a custom resource created with ${update}'s spec never converged (${observation.bornNeverConverged}): the operator does not carry that made-up spec out from a creation, so the updated one has nothing to be compared with`,
+        evidence: {
+          writes: observation.writes.map(writeEvidence),
+          notes: [`born with: ${JSON.stringify(observation.bornWith)}`],
+          operatorLog: observation.operatorLog,
+        },
+      };
+    }
     const { spec } = observation;
     const update = observation.updateName ?? `update ${spec}`;
     const comparison = compareEndStates(observation.live, observation.reference.children, contract.drift, {

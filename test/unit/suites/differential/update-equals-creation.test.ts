@@ -483,3 +483,20 @@ describe("an update the operator did not carry out: the recovery oracle", () => 
     );
   });
 });
+
+describe("a generated spec the operator never converges on when created with it", () => {
+  it("is skipped with why: there is nothing to compare the updated custom resource with", async () => {
+    const verdict = await judge(
+      observation({
+        spec: 5,
+        updateName: "generated update 5 (spec.deploymentName: removed)",
+        live: [],
+        bornNeverConverged: "no convergence within 60 s",
+      }),
+    );
+    expect(verdict.status).toBe("skipped");
+    expect(verdict.message).toBe(
+      "a custom resource created with generated update 5 (spec.deploymentName: removed)'s spec never converged (no convergence within 60 s): the operator does not carry that made-up spec out from a creation, so the updated one has nothing to be compared with",
+    );
+  });
+});
