@@ -20,7 +20,7 @@ beforeAll(() => {
 }, 600_000);
 
 describe("run on k8s.io/sample-controller", () => {
-  it("gives the verdicts its code deserves", { timeout: 300_000 }, async () => {
+  it("gives the verdicts its code deserves", { timeout: 420_000 }, async () => {
     const reportDir = await mkdtemp(join(tmpdir(), "rc-sample-controller-"));
     const run = await runCli([
       "run",
@@ -54,7 +54,7 @@ describe("run on k8s.io/sample-controller", () => {
       "staleness/own-create-unseen": "passed",
       "staleness/missed-intermediate-state": "passed",
       "staleness/restart-from-the-past": "passed",
-      "differential/update-equals-creation": "passed",
+      "differential/update-equals-creation": "failed",
       // Foo has no finalizer: its deletion is the garbage collector's.
       "deletion/crash-during-cleanup": "skipped",
       "deletion/cleanup-retried": "skipped",
@@ -157,6 +157,31 @@ describe("run on k8s.io/sample-controller", () => {
     expect(check("staleness/missed-intermediate-state")?.scenarios[0]?.evidence?.notes?.[0]).toMatch(
       /took 2 .*delivered 1 /,
     );
+    // Spec exploration: controller.go:267 looks up only the Deployment the spec names and never
+    // deletes one an earlier spec named, so a rename keeps the old Deployment beside the new one; a
+    // Foo created without deploymentName never converges (258-263); replicas is what readiness reads.
+    expect(report.exploration?.refused).toEqual([
+      {
+        update: "spec.replicas: removed (was 3)",
+        reason:
+          "the contract's readiness reads spec.replicas: without it, whether the custom resource is ready could not be told",
+      },
+    ]);
+    expect(
+      Object.fromEntries(
+        (check("differential/update-equals-creation")?.scenarios ?? []).map((s) => [s.target, s.status]),
+      ),
+    ).toEqual({
+      "update 1": "passed",
+      "update 2": "passed",
+      'generated update 3 (spec.deploymentName: "example-foo" → "example-foo-updated")': "failed",
+      "generated update 4 (spec.replicas: 3 → 4)": "passed",
+      'generated update 5 (spec.deploymentName: removed (was "example-foo"))': "skipped",
+    });
+    expect(
+      check("differential/update-equals-creation")?.scenarios.find((s) => s.status === "failed")?.message,
+    ).toMatch(/it ended unlike the custom resource updated to it: missing Deployment\/example-foo$/);
+
     // Foo has neither conditions nor observedGeneration: those checks say so instead of passing.
     expect(check("status-stability/last-transition-time")?.scenarios[0]?.message).toBe(
       "the custom resource reports no conditions",
