@@ -71,6 +71,10 @@ export interface OperatorProcessOptions {
  */
 export class OperatorProcess implements OperatorUnderTest {
   private child: ChildProcess | undefined;
+  /** Set before the kit ends a run (stop, kill, crash): that exit is the kit's, not the operator's. */
+  private endingRun = false;
+  /** How the current run ended, when it ended on its own. */
+  private ownExit: { readonly code: number | null; readonly signal: string | null } | undefined;
   private exited: Promise<void> = Promise.resolve();
   private runs = 0;
   private kubeconfigPath: string | undefined;
@@ -151,7 +155,14 @@ export class OperatorProcess implements OperatorUnderTest {
     }
     const child = this.child;
     child.on("error", (error) => (spawnError = error));
-    this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
+    this.endingRun = false;
+    this.ownExit = undefined;
+    this.exited = new Promise((resolve) =>
+      child.once("exit", (code, signal) => {
+        if (!this.endingRun) this.ownExit = { code, signal };
+        resolve();
+      }),
+    );
     if (child.pid === undefined) {
       // Nothing was started (the error event says why, below).
       await this.forgetRun();
@@ -233,6 +244,7 @@ export class OperatorProcess implements OperatorUnderTest {
     const pgid = this.pgid;
     if (pgid === undefined) return;
     if (this.running) {
+      this.endingRun = true;
       signalProcess(-pgid, "SIGTERM");
       const left = await waitForExit(() => this.processIds(), {
         description: "the operator to stop",
@@ -253,9 +265,15 @@ export class OperatorProcess implements OperatorUnderTest {
     return tailLines(await readFile(file, "utf8").catch(() => ""), lines);
   }
 
+  /** How the current run ended when it ended on its own (OperatorUnderTest.exitedOnItsOwn). */
+  exitedOnItsOwn(): { readonly code: number | null; readonly signal: string | null } | undefined {
+    return this.ownExit;
+  }
+
   private async kill(): Promise<void> {
     const pgid = this.pgid;
     if (pgid === undefined) return;
+    this.endingRun = true;
     signalProcess(-pgid, "SIGKILL");
     await this.exited;
     const left = await waitForExit(() => this.processIds(), {

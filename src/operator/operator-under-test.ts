@@ -23,6 +23,12 @@ export interface OperatorUnderTest {
   stop(): Promise<void>;
   /** The last lines of the current (or last) run's log, for evidence. */
   logTail(lines?: number): Promise<string[]>;
+  /**
+   * How the current run ended when it ended on its own (not stopped or
+   * killed by the kit): a panic, an exit. Undefined while it runs, or when
+   * the kit ended it. Absent where the kit cannot tell (a Deployment).
+   */
+  exitedOnItsOwn?(): { readonly code: number | null; readonly signal: string | null } | undefined;
   /** The readings of its work queues' metrics, oldest first, when it publishes them (operator.metrics). */
   readonly queueReadings?: readonly QueueReading[];
 }

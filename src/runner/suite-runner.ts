@@ -4,7 +4,7 @@ import type { Contract } from "../contract/load-contract.js";
 import { describeError } from "../errors.js";
 import { redactSecretBody } from "../proxy/secret-redaction.js";
 import type { ScenarioReport } from "../report/report-model.js";
-import { Inconclusive, Scenario, type ScenarioDeps } from "../scenario/scenario.js";
+import { Inconclusive, OperatorExited, Scenario, type ScenarioDeps } from "../scenario/scenario.js";
 import { fixtureChanges } from "../scenario/fixtures.js";
 import type { SpecReference, SpecReferences } from "../scenario/spec-references.js";
 import type { AnyCheck, Judgement, Observer, Skip, Suite, TargetContext } from "../suites/check.js";
@@ -205,6 +205,17 @@ function withoutReference(
   const target = "reference state";
   const judged = check.judgeWithoutReference?.(error, contract);
   if (judged) return { check: check.id, target, ...judged, durationMs };
+  // The operator died on the way to the reference: a failure of the operator, for every asker.
+  if (error instanceof OperatorExited) {
+    return {
+      check: check.id,
+      target,
+      status: "failed",
+      message: `the reference state could not be computed: ${error.message}`,
+      durationMs,
+      evidence: { operatorLog: [...error.log] },
+    };
+  }
   const message =
     error instanceof Inconclusive
       ? error.message
@@ -330,6 +341,15 @@ async function attemptScenario(
     await record(folder, group.name, observation, results, deps);
     return results;
   } catch (error) {
+    if (error instanceof OperatorExited) {
+      return group.checks.map((check) =>
+        verdict(check, {
+          status: "failed",
+          message: error.message,
+          evidence: { operatorLog: [...error.log] },
+        }),
+      );
+    }
     if (error instanceof Inconclusive) {
       const all = [...error.notes, ...(scenario ? scenarioNotes(scenario, deps) : [])];
       const notes = all.length > 0 ? { evidence: { notes: all } } : {};

@@ -31,3 +31,28 @@ export class NeverQuiet extends Inconclusive {
     this.name = "NeverQuiet";
   }
 }
+
+/**
+ * The operator's process ended on its own while the kit waited for it: a
+ * panic, a fatal log, an exit on a spec it cannot handle. A failure of the
+ * operator, whatever the check (Acto's crash oracle): an operator must
+ * report what it cannot do, not die of it. `log` is the end of its log.
+ */
+export class OperatorExited extends Error {
+  constructor(
+    message: string,
+    readonly log: readonly string[],
+  ) {
+    super(message);
+    this.name = "OperatorExited";
+  }
+}
+
+/** The line of an operator's log that says why it died (a panic, a fatal error), else its last line. */
+export function dyingWords(log: readonly string[]): string | undefined {
+  return (
+    log.find((line) =>
+      /^panic: |^fatal error: |"level":"(panic|dpanic|fatal)"|\bFATAL\b|^F\d{4} /.test(line),
+    ) ?? log.at(-1)
+  );
+}

@@ -20,11 +20,14 @@ import { ClockMarker, type ClockMark } from "./clock-writes.js";
 import { withClockMarks } from "./clock-marks.js";
 import { pendingUpdate, ScenarioQuiescence } from "./operator-silence.js";
 import { SCENARIO_LIFETIME, type Timings } from "./timings.js";
-import { Inconclusive, NeverQuiet } from "./inconclusive.js";
+import { dyingWords, Inconclusive, NeverQuiet, OperatorExited } from "./inconclusive.js";
 import { holds, notYet, untilQuiet } from "./quiet-wait.js";
 
 // Suites catch and throw them as part of the scenario's API.
-export { Inconclusive, NeverQuiet } from "./inconclusive.js";
+export { Inconclusive, NeverQuiet, OperatorExited } from "./inconclusive.js";
+
+/** A panic in an operator's log: Go's own, or one its runtime recovered and logged ("Observed a panic"). */
+const PANIC_LINE = /^panic: |Observed a panic|panic: .* \[recovered\]/;
 
 /** What every scenario needs from the run. */
 export interface ScenarioDeps {
@@ -325,6 +328,7 @@ export class Scenario {
       timeoutMs: contract.timeouts.convergeMs + (stimulusAt - now),
       signal: this.deps.signal,
       observe: async () => {
+        await this.throwIfOperatorExited(what);
         const object = await this.deps.kube.get(this.customResource);
         const readiness = evaluateReadiness(contract.readiness, object);
         if (!readiness.ready) {
@@ -355,6 +359,7 @@ export class Scenario {
       },
       atDeadline: async ({ timeoutMs, lastReason }) => {
         const message = `no ${what} within ${timeoutMs / 1000} s: ${lastReason}`;
+        await this.throwIfOperatorPanicked(what);
         // Still writing at the deadline: the operator never fell quiet (whether it reported ready or not).
         const stillWriting = this.proxy.operatorIdleMs < contract.quietPeriodMs;
         const writes = this.operatorWrites({ after: readySince ?? startSeq });
@@ -367,6 +372,34 @@ export class Scenario {
     const { object, rule, readiness } = converged.value;
     this.convergedBy.push(`${what}: ${rule}, by ${converged.by} (${readiness.reason})`);
     return object;
+  }
+
+  /** Throws OperatorExited when the operator's process ended on its own: nothing will converge now. */
+  private async throwIfOperatorExited(what: string): Promise<void> {
+    const exit = this.operator.exitedOnItsOwn?.();
+    if (!exit) return;
+    const log = await this.operator.logTail(20);
+    const how = exit.signal !== null ? `signal ${exit.signal}` : `exit code ${String(exit.code)}`;
+    const words = dyingWords(log);
+    throw new OperatorExited(
+      `the operator's process ended on its own (${how}) during ${what}${words ? `: ${words}` : ""}`,
+      log,
+    );
+  }
+
+  /**
+   * Throws OperatorExited when the operator's log shows a panic its runtime
+   * recovered (controller-runtime recovers a reconciler's panic, logs it and
+   * retries): at a convergence's deadline, that panic is why it never came.
+   */
+  private async throwIfOperatorPanicked(what: string): Promise<void> {
+    const log = await this.operator.logTail(400);
+    const panic = log.find((line) => PANIC_LINE.test(line));
+    if (panic === undefined) return;
+    throw new OperatorExited(
+      `the operator panicked during ${what} (its runtime recovered the panic) and never converged: ${panic}`,
+      log.slice(Math.max(0, log.indexOf(panic) - 2)).slice(0, 20),
+    );
   }
 
   /** How each convergence of this scenario was decided, in order: "convergence of update 1: ready and quiet (Ready=True for generation 2)". */

@@ -32,6 +32,13 @@ export interface KillMatrix {
 export interface MutantExpectation {
   readonly mustFail: readonly string[];
   readonly alsoFails?: Readonly<Record<string, string>>;
+  /**
+   * Run with spec exploration on (the contract's default). Only the
+   * reference, the variants and the mutants that say so explore: the other
+   * mutants' kills never rest on a generated update, and their cases stay
+   * within the test command's time.
+   */
+  readonly explores?: boolean;
 }
 
 /** The matrix runs every suite (the registry's). */
@@ -47,6 +54,8 @@ type CaseRunner = (
     checks?: string[];
     workDir?: string;
     metricsSettleMs?: number;
+    /** False: spec exploration off (generatedUpdates: false) for this case. */
+    explore: boolean;
   },
 ) => Promise<RunReport>;
 
@@ -81,9 +90,13 @@ export const GO_OPERATOR: MatrixOperator = {
   matrixFile: join(exampleDir, "kill-matrix.yaml"),
   prepare: () => {
     const binary = exampleOperatorBinary();
-    return (cluster, options) => runExampleOperator(cluster, binary, options);
+    return (cluster, { explore, ...options }) =>
+      runExampleOperator(cluster, binary, { ...options, ...(explore ? {} : { contract: NO_EXPLORATION }) });
   },
 };
+
+/** The contract field that turns spec exploration off, for a case that does not explore. */
+const NO_EXPLORATION = { generatedUpdates: false };
 
 /**
  * The clock matrix's horizon: the clock-ticks variant's three ticks fall
@@ -105,11 +118,11 @@ export const GO_CLOCK_OPERATOR: MatrixOperator = {
   matrixFile: join(exampleDir, "kill-matrix.clock.yaml"),
   prepare: () => {
     const binary = exampleOperatorBinary();
-    return (cluster, options) =>
+    return (cluster, { explore, ...options }) =>
       runExampleOperator(cluster, binary, {
         ...options,
         bug: options.bug ?? "clock-ticks",
-        contract: GO_CLOCK_OPERATOR.contractFields,
+        contract: { ...GO_CLOCK_OPERATOR.contractFields, ...(explore ? {} : NO_EXPLORATION) },
       });
   },
   contractFields: {
@@ -160,13 +173,19 @@ export interface MatrixCase {
   readonly operator: string;
   /** "reference", or the variant's or the mutant's name. */
   readonly name: string;
+  /** Whether it runs with spec exploration on (MutantExpectation.explores); absent: it does. */
+  readonly explores?: boolean;
   /** Only these checks (`--check`); absent: every check of the matrix's suites. */
   readonly checks?: readonly string[];
 }
 
 /** The reference, every variant and every mutant of the operator's matrix, in the file's order. */
 export function matrixCases(operator: MatrixOperator, matrix: KillMatrix): MatrixCase[] {
-  return caseNames(matrix).map((name) => ({ operator: operator.name, name }));
+  return caseNames(matrix).map((name) => ({
+    operator: operator.name,
+    name,
+    explores: matrix.mutants[name]?.explores ?? !(name in matrix.mutants),
+  }));
 }
 
 /** "reference", the variants, the mutants. */
@@ -308,6 +327,7 @@ export async function runKillMatrix(options: {
             ? { workDir: join(options.workRoot, job.operator, job.name, `round-${job.round + 1}`) }
             : {}),
           ...(options.metricsSettleMs === undefined ? {} : { metricsSettleMs: options.metricsSettleMs }),
+          explore: job.explores ?? true,
         });
         const ran = Date.now();
         // A cluster with no case left to run has nothing to clear for.
@@ -421,9 +441,10 @@ async function runContractFile(
       ? withMetricsSettle(written, options.metricsSettleMs)
       : written;
   const operator = { ...contract.operator, env: { ...contract.operator.env, WEBAPP_BUG: options.bug ?? "" } };
+  const { exploration: _exploration, ...withoutExploration } = contract;
   return runKit(
     {
-      contract: { ...contract, operator },
+      contract: { ...(options.explore ? contract : withoutExploration), operator },
       cluster: {
         provider: "existing",
         kubeconfigPath: cluster.access.kubeconfigPath,

@@ -100,6 +100,10 @@ const (
 	// AliasesNeverShortened publishes the aliases by position and never
 	// removes the keys past the spec's last alias.
 	AliasesNeverShortened Bug = "aliases-never-shortened"
+	// PanicOnNoAlias publishes its first alias as the registration's primary
+	// host without checking that there is one: a spec without aliases makes
+	// every reconcile panic (controller-runtime recovers it and retries).
+	PanicOnNoAlias Bug = "panic-on-no-alias"
 	// FlipWithinReconcile polls every second while the Deployment is not
 	// available (a common, correct habit) and, in each poll, first marks
 	// Ready=True because every child exists, then Ready=False because the
@@ -227,7 +231,7 @@ var AllBugs = []Bug{
 	CrashGap, EarlyReady, StaleStatusGeneration, TimestampInTemplate, RecreateOnAlreadyExists,
 	EventDiff, RegenerateSecret, UIDPrefixTakeover, PortOnlyAtCreate, NeverPrunes, FlipWithinReconcile,
 	ReleaseBeforeCleanup, CleanupInMemory, ResurrectWhileTerminating, CleanupGivesUp,
-	AffinityOnlyAtCreate, SettingsNeverPruned, VerboseLabelKept, AliasesNeverShortened,
+	AffinityOnlyAtCreate, SettingsNeverPruned, VerboseLabelKept, AliasesNeverShortened, PanicOnNoAlias,
 }
 
 // ClockBugs lists the mutants of ClockTicks: the clock matrix's

@@ -343,6 +343,10 @@ func (r *Reconciler) desiredRegistration(app *demov1.WebApp) *corev1.ConfigMap {
 	for i, alias := range app.Spec.Aliases {
 		registration.Data[aliasPrefix+strconv.Itoa(i)] = alias
 	}
+	if r.Bug == PanicOnNoAlias {
+		// The mistake: the first alias is taken for granted (an index out of range without one).
+		registration.Data["primary"] = app.Spec.Aliases[0]
+	}
 	return registration
 }
 

@@ -677,3 +677,20 @@ func TestBugAliasesNeverShortenedKeepsTheLastAlias(t *testing.T) {
 		}
 	})
 }
+
+func TestBugPanicOnNoAliasPanicsWithoutAnAlias(t *testing.T) {
+	both(t, PanicOnNoAlias, func(t *testing.T, e *env, bug Bug) {
+		spec := exploredSpec()
+		spec.Aliases = nil
+		e.createApp("web", spec)
+		r := e.reconciler(bug, nil)
+		panicked := func() (recovered any) {
+			defer func() { recovered = recover() }()
+			_ = e.reconcile(r, "web")
+			return nil
+		}()
+		if want := bug == PanicOnNoAlias; (panicked != nil) != want {
+			t.Fatalf("reconcile of a WebApp without aliases panicked: %v; want a panic only for the mutant", panicked)
+		}
+	})
+}
