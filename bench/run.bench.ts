@@ -6,14 +6,15 @@
  * per scenario and where the time goes.
  *
  *   npm run bench:run [-- --runs 3] [-- --parallel N] [-- --variant hash-name]
- *                     [-- --compare queues|deletion]
+ *                     [-- --compare queues|deletion|exploration]
  *
  * `--variant` runs one of the example's variants (WEBAPP_BUG). `--compare`
  * alternates two configurations run by run in one session, so that a noisy
  * machine slows both alike, and quotes both medians and their ratio:
  * `queues` with the contract's operator.metrics and without (silence alone
  * decides quiescence), `deletion` with every suite and without the
- * deletion suite.
+ * deletion suite, `exploration` with spec exploration (the contract's
+ * generated updates, on by default) and without it.
  *
  * Budget (issue 9): <= 120 s on 2 cores, aim 60 s; issue 27 aims at 30 s.
  */
@@ -43,8 +44,15 @@ const { values } = parseArgs({
   },
 });
 const runs = Number(values.runs);
-if (values.compare !== undefined && values.compare !== "queues" && values.compare !== "deletion") {
-  throw new Error(`--compare: expected queues or deletion, got ${JSON.stringify(values.compare)}`);
+if (
+  values.compare !== undefined &&
+  values.compare !== "queues" &&
+  values.compare !== "deletion" &&
+  values.compare !== "exploration"
+) {
+  throw new Error(
+    `--compare: expected queues, deletion or exploration, got ${JSON.stringify(values.compare)}`,
+  );
 }
 exampleOperatorBinary(); // built before the clock starts, as a run on a warm machine finds it
 const written = await loadContract(join(exampleDir, "reconcile-conformance.yaml"));
@@ -68,7 +76,9 @@ const configurations: readonly Configuration[] = [
             suites: SELECTABLE_SUITES.filter((s) => s !== "deletion"),
           },
         ]
-      : []),
+      : values.compare === "exploration"
+        ? [{ name: "without spec exploration", contract: withoutExploration(contract) }]
+        : []),
 ];
 const parallel = scenarioParallelism({
   contract,
@@ -115,6 +125,12 @@ function describeCpu(cpu: Map<string, number>): string {
 }
 
 /** The contract with no operator.metrics: silence alone decides quiescence, as before issue 27. */
+/** The contract with spec exploration off (generatedUpdates: false). */
+function withoutExploration(c: Contract): Contract {
+  const { exploration: _exploration, ...rest } = c;
+  return rest;
+}
+
 function withoutMetrics(c: Contract): Contract {
   if (c.operator.mode !== "process") return c;
   const { metrics: _dropped, ...operator } = c.operator;

@@ -129,6 +129,9 @@ export const GO_CLOCK_OPERATOR: MatrixOperator = {
     // Its ticks' ConfigMaps are a record each: tick 1's create, amid the answer to the sample's
     // create in most lives, is then judged as a tick's too (idempotency/no-tick-overwrite).
     clock: { horizon: CLOCK_HORIZON, onePerTick: [{ kind: "ConfigMap", name: "hello-tick*" }] },
+    // Its cases judge the clock: spec exploration is the Go matrix's (clock-ticks passed it, every
+    // generated update, when it was added), and here each generated life would wait out the horizon.
+    generatedUpdates: false,
   },
 };
 
