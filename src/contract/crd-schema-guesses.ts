@@ -219,7 +219,8 @@ export function proposeStarterUpdates(spec: unknown, schema: Record<string, unkn
   return next === undefined ? proposed : [only, { field: only.field, from: only.to, to: next }];
 }
 
-function withinBounds(n: number, property: Record<string, unknown>): boolean {
+/** Whether `n` lies within the schema's minimum and maximum (exclusive ones included). */
+export function withinBounds(n: number, property: Record<string, unknown>): boolean {
   const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = property;
   if (typeof minimum === "number" && (exclusiveMinimum === true ? n <= minimum : n < minimum)) return false;
   if (typeof maximum === "number" && (exclusiveMaximum === true ? n >= maximum : n > maximum)) return false;

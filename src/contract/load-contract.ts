@@ -16,7 +16,8 @@ import {
 import type { OperatorDeploy } from "./operator-deploy.js";
 import { CelCompileError, compileCelReadiness, type Readiness } from "./readiness.js";
 import { errnoText } from "../util/files.js";
-import { applyMergePatch, asRecord, isRecord } from "../util/records.js";
+import { asRecord, isRecord } from "../util/records.js";
+import type { GeneratedUpdate } from "./spec-path.js";
 import { resolvePromises, type PromiseRule } from "./promises.js";
 import type { OperatorMetrics } from "./operator-metrics.js";
 import { resolveWebhooks, WEBHOOK_CONFIGURATION_KINDS, type OperatorWebhooks } from "./operator-webhooks.js";
@@ -99,55 +100,6 @@ export interface Contract {
   /** What each object keeps stable, and its volatile fields (docs/contract.md, "Promises"). */
   readonly promises: readonly PromiseRule[];
   readonly waivers: readonly Waiver[];
-}
-
-/** One update the kit made up from the CRD's schema: one spec field changed. */
-export interface GeneratedUpdate {
-  /** The merge patch of the custom resource: { spec: ... }. */
-  readonly patch: Readonly<Record<string, unknown>>;
-  /** "spec.pages: key page1.md removed": how messages name it. */
-  readonly description: string;
-  /** The field it changes: "spec.pages". */
-  readonly field: string;
-}
-
-/** How many specs follow the sample's: one per update of the contract, then one per generated update. */
-export function updateCount(contract: Pick<Contract, "updates" | "generatedUpdates">): number {
-  return contract.updates.length + (contract.generatedUpdates?.length ?? 0);
-}
-
-/**
- * The merge patches that lead from the sample to spec k, in order, each
- * with the spec it reaches (as messages name it): the contract's updates
- * 1..k; for a generated update, all the contract's updates and then its one
- * change, so that it is judged on that change alone.
- */
-export function specPath(
-  contract: Pick<Contract, "updates" | "generatedUpdates">,
-  k: number,
-): readonly { readonly patch: Readonly<Record<string, unknown>>; readonly spec: number }[] {
-  const own = contract.updates.map((patch, index) => ({ patch, spec: index + 1 }));
-  if (k <= contract.updates.length) return own.slice(0, k);
-  const generated = contract.generatedUpdates?.[k - contract.updates.length - 1];
-  if (!generated) throw new RangeError(`spec ${k}: the contract has specs 0..${updateCount(contract)}`);
-  return [...own, { patch: generated.patch, spec: k }];
-}
-
-/** The custom resource born with spec k: the sample with specPath(k) merged in. Pure. */
-export function sampleWithSpec(
-  contract: Pick<Contract, "sample" | "updates" | "generatedUpdates">,
-  k: number,
-): KubeObject {
-  return specPath(contract, k).reduce<unknown>(
-    (object, { patch }) => applyMergePatch(object, patch),
-    contract.sample.object,
-  ) as KubeObject;
-}
-
-/** How messages name spec change k (1-based): "update 2", or "generated update 3 (spec.port: 9090 → 9091)". */
-export function updateName(contract: Pick<Contract, "updates" | "generatedUpdates">, k: number): string {
-  const generated = contract.generatedUpdates?.[k - contract.updates.length - 1];
-  return generated ? `generated update ${k} (${generated.description})` : `update ${k}`;
 }
 
 /** The contract's generatedUpdates setting, resolved: undefined when it makes none. */

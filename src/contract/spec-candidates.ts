@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { asRecord, isRecord, valueAt } from "../util/records.js";
-import { stringVariation } from "./crd-schema-guesses.js";
+import { stringVariation, withinBounds } from "./crd-schema-guesses.js";
 
 // The spec changes the kit can make up from a CRD's openAPIV3Schema, for the differential check
 // to judge (spec exploration): every field the schema types, nested ones included, changed one at a
@@ -331,13 +331,6 @@ export function valueToSet(schema: Record<string, unknown>): unknown {
     default:
       return undefined;
   }
-}
-
-function withinBounds(n: number, schema: Record<string, unknown>): boolean {
-  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = schema;
-  if (typeof minimum === "number" && (exclusiveMinimum === true ? n <= minimum : n < minimum)) return false;
-  if (typeof maximum === "number" && (exclusiveMaximum === true ? n >= maximum : n > maximum)) return false;
-  return true;
 }
 
 /**

@@ -20,8 +20,8 @@ import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
 import { WHOLE_RUN, type Shard } from "./shard.js";
 import { createFixtures, deleteFixtures, resolveFixtures } from "../scenario/fixtures.js";
 import { SpecReferences } from "../scenario/spec-references.js";
-import { exploreSpec } from "../scenario/spec-exploration.js";
-import { changedNothing, updateEqualsCreation } from "../suites/differential/update-equals-creation.js";
+import { exploreForRun, withNoEffect, type ExplorationFlags } from "./run-exploration.js";
+import { updateEqualsCreation } from "../suites/differential/update-equals-creation.js";
 import { referencesNeeded, runSuite, type ScenarioResult } from "./suite-runner.js";
 import { SuiteProgress } from "./suite-progress.js";
 import { judgeCheck } from "./check-judgement.js";
@@ -62,12 +62,6 @@ export interface RunConfig {
   readonly scenario?: string;
   /** Spec exploration's settings as the command line gave them over the contract's (a rerun repeats them). */
   readonly explorationFlags?: ExplorationFlags;
-}
-
-/** --generated-updates and --seed, as given. */
-export interface ExplorationFlags {
-  readonly max?: number;
-  readonly seed?: number;
 }
 
 /** Progress of a run, for a console or a job log. */
@@ -199,23 +193,18 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
       }
     };
     computeNeeded();
-    const { exploration: budget } = contract;
     let exploration: ExplorationReport | undefined;
-    if (budget !== undefined && selected.has(updateEqualsCreation.id)) {
-      const first = references;
-      const explored = await exploreSpec(
-        { ...contract, exploration: budget },
-        scenarioDeps(join(config.workDir, "explore")),
-        {
-          slots,
-          reference0: () => first.forSpec(0, (line) => deps.progress.phase(line)),
-          progress: (line) => deps.progress.phase(line),
-        },
-      );
-      contract = explored.contract;
-      exploration = explored.report;
-      references = references.withGeneratedUpdates(contract);
-      computeNeeded();
+    if (selected.has(updateEqualsCreation.id)) {
+      const explored = await exploreForRun(contract, references, {
+        deps: scenarioDeps(join(config.workDir, "explore")),
+        slots,
+        progress: (line) => deps.progress.phase(line),
+      });
+      if (explored) {
+        ({ contract, references } = explored);
+        exploration = explored.report;
+        computeNeeded();
+      }
     }
     config = { ...config, contract };
     // Every suite at once: their scenarios share the slots, so no slot idles while a suite's last
@@ -497,16 +486,4 @@ async function installCrds(
     },
     { description: `${kind} to be served`, timeoutMs: contract.timeouts.crdEstablishedMs, signal },
   );
-}
-
-/** The exploration's report with the generated updates that changed nothing visible, when there are any. */
-async function withNoEffect(
-  exploration: ExplorationReport,
-  references: SpecReferences,
-  contract: Contract,
-): Promise<ExplorationReport> {
-  const zero = await references.forSpec(0).catch(() => undefined);
-  if (!zero) return exploration;
-  const noEffect = await references.withoutEffect((here, base) => changedNothing(here, base, zero, contract));
-  return noEffect.length > 0 ? { ...exploration, noEffect } : exploration;
 }

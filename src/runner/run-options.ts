@@ -4,7 +4,8 @@ import { parseClusterConfig, type ClusterEnvironment, type ClusterSettings } fro
 import { DEFAULT_EXPLORATION_SEED, DEFAULT_GENERATED_UPDATES } from "../contract/contract-schema.js";
 import { loadContract, type Contract } from "../contract/load-contract.js";
 import { UsageError } from "../errors.js";
-import { selectChecks, type ExplorationFlags, type RunConfig } from "./run-kit.js";
+import type { ExplorationFlags } from "./run-exploration.js";
+import { selectChecks, type RunConfig } from "./run-kit.js";
 import { parseShard } from "./shard.js";
 import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
 

@@ -1,11 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
-import {
-  sampleWithSpec,
-  servingSchema,
-  updateName,
-  type Contract,
-  type GeneratedUpdate,
-} from "../contract/load-contract.js";
+import { servingSchema, type Contract } from "../contract/load-contract.js";
+import { sampleWithSpec, updateName, type GeneratedUpdate } from "../contract/spec-path.js";
 import {
   chooseCandidates,
   fieldName,

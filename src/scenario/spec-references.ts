@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { describeClockWrite, withClockMarks } from "./clock-marks.js";
 import { delayedRequeuePending } from "./clock-queues.js";
 import { operatorFinalizers, recordDeletion, type DeletionRecord } from "./deletion.js";
-import { specPath, updateCount, updateName } from "../contract/load-contract.js";
+import { specPath, updateCount, updateName } from "../contract/spec-path.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { AbortedError, describeError } from "../errors.js";

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
-import { sampleWithSpec, updateName, type Contract } from "../contract/load-contract.js";
+import type { Contract } from "../contract/load-contract.js";
+import { sampleWithSpec, updateName } from "../contract/spec-path.js";
 import { describeError } from "../errors.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../kube/kube-client.js";
 import { dryRunUnsupported, webhookRefusal } from "../webhooks/webhook-refusals.js";

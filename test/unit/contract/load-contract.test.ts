@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { durationMs } from "../../../src/contract/contract-schema.js";
-import { loadContract, sampleWithSpec, specPath, updateName } from "../../../src/contract/load-contract.js";
+import { loadContract } from "../../../src/contract/load-contract.js";
+import { sampleWithSpec, specPath, updateName } from "../../../src/contract/spec-path.js";
 import { UsageError } from "../../../src/errors.js";
 import {
   REFERENCE_FILE,

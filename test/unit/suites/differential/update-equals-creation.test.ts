@@ -3,10 +3,10 @@ import type { Contract } from "../../../../src/contract/load-contract.js";
 import type { ChildRoles } from "../../../../src/scenario/child-roles.js";
 import type { LiveChild } from "../../../../src/scenario/reference-state.js";
 import {
-  conditionDifferences,
   updateEqualsCreation,
   type UpdateEqualsCreationObservation,
 } from "../../../../src/suites/differential/update-equals-creation.js";
+import { conditionDifferences } from "../../../../src/suites/differential/compare-ends.js";
 import { managedFieldPairs } from "../../../../src/suites/shared/managed-field-pairs.js";
 import { exampleContract } from "../staleness/staleness-fixtures.js";
 
