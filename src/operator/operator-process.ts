@@ -157,9 +157,12 @@ export class OperatorProcess implements OperatorUnderTest {
     child.on("error", (error) => (spawnError = error));
     this.endingRun = false;
     this.ownExit = undefined;
+    const run = this.runs;
     this.exited = new Promise((resolve) =>
       child.once("exit", (code, signal) => {
-        if (!this.endingRun) this.ownExit = { code, signal };
+        // Only the current run's own end counts: a run the kit stopped may report its exit after
+        // the next run started (a restart), and that exit was the kit's doing.
+        if (run === this.runs && !this.endingRun) this.ownExit = { code, signal };
         resolve();
       }),
     );
