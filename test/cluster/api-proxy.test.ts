@@ -318,11 +318,20 @@ describe("API proxy with the example operator", () => {
     await cluster.client.create(await sampleWebApp(h.namespace));
     const fired = await failure.fired;
     await waitConverged(cluster.client, h.namespace, "hello");
-    const statusWrites = h.proxy.writeLog.query({
-      resource: "webapps",
-      subresource: "status",
-      actor: "operator",
-    });
+    const operatorStatusWrites = () =>
+      h.proxy.writeLog.query({ resource: "webapps", subresource: "status", actor: "operator" });
+    // The proxy logs a write when its answer has come back through it; the kit's read can see the
+    // stored status a moment before that, so the successful retry is awaited in the log, not assumed.
+    await pollUntil(
+      () =>
+        operatorStatusWrites()
+          .slice(1)
+          .some((w) => w.code === 200)
+          ? { done: true, value: undefined }
+          : { done: false, reason: "no successful status write logged after the refused one" },
+      { timeoutMs: 10_000, description: "the operator's status retry in the write log" },
+    ).catch(() => undefined);
+    const statusWrites = operatorStatusWrites();
     expect(statusWrites[0]).toMatchObject({
       seq: fired.seq,
       code: 500,
