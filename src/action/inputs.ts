@@ -84,6 +84,7 @@ export function actionSettings(
   const shard = text("shard");
   const generatedUpdates = text("generated-updates");
   const seed = text("seed");
+  const updateFaults = text("update-faults");
   const config = text("config");
   const kubeconfig = text("kubeconfig");
   return {
@@ -107,6 +108,7 @@ export function actionSettings(
       ...(shard === undefined ? {} : { shard }),
       ...(generatedUpdates === undefined ? {} : { generatedUpdates }),
       ...(seed === undefined ? {} : { seed }),
+      ...(updateFaults === undefined ? {} : { updateFaults }),
     },
     failOnViolation: flag("fail-on-violation", true),
     keepCluster: flag("keep-cluster", false),

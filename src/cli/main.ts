@@ -41,7 +41,7 @@ Usage:
   reconcile-conformance run [--config F] [--cluster kwok|kind|existing] [--suite a,b] [--check ID]
                             [--report-dir D] [--summary F] [--strict] [--keep] [--parallel N]
                             [--shard i/n] [--scenario ID] [--binaries auto|download|build]
-                            [--generated-updates N] [--seed N]
+                            [--generated-updates N] [--seed N] [--update-faults by-kind|all|none]
       Run the contract's conformance checks on the operator (default contract:
       ./reconcile-conformance.yaml). Report files in --report-dir (default
       ./reconcile-conformance-report): report.json, junit.xml, summary.md (Markdown,
@@ -55,7 +55,9 @@ Usage:
       did not pass prints the command that reruns it, with --keep); --generated-updates N
       makes at most N updates up from the CRD's schema for the differential check (0: none;
       default the contract's generatedUpdates, 8) and --seed N orders them (the same seed,
-      the same choice).
+      the same choice); --update-faults chooses which writes on the way to each update
+      get a crash, besides every write of the sample's creation (default the contract's
+      updateFaults.lines, by-kind: the first of each kind of write; all; none).
   reconcile-conformance merge [--report-dir D] [--summary F] REPORT.json...
       Join the report.json of every shard of a run into one verdict (the same files).
   reconcile-conformance cluster create [--provider kwok|kind|existing] [--name NAME] [options]

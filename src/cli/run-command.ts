@@ -25,6 +25,7 @@ export const runFlags = {
   scenario: { type: "string" },
   "generated-updates": { type: "string" },
   seed: { type: "string" },
+  "update-faults": { type: "string" },
   name: clusterFlags.name,
   "bin-dir": clusterFlags["bin-dir"],
   ...binariesFlag,
@@ -62,6 +63,7 @@ export async function runCommand(args: string[], context: CommandContext): Promi
       ...(values.scenario === undefined ? {} : { scenario: values.scenario }),
       ...(values["generated-updates"] === undefined ? {} : { generatedUpdates: values["generated-updates"] }),
       ...(values.seed === undefined ? {} : { seed: values.seed }),
+      ...(values["update-faults"] === undefined ? {} : { updateFaults: values["update-faults"] }),
     },
     context.environment,
   );

@@ -341,6 +341,12 @@ function starterFields({ layout, dir, outputDir, firstBuildSeconds }: StarterCon
       value: { max: DEFAULT_GENERATED_UPDATES, seed: DEFAULT_EXPLORATION_SEED },
     },
     {
+      key: "updateFaults",
+      commentedOut: true,
+      value: defaults.updateFaults,
+      notes: ["The defaults; `lines: all` sweeps every write of each update's way, at a scenario each."],
+    },
+    {
       key: "readiness",
       value: readiness,
       notes:

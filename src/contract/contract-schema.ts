@@ -20,6 +20,11 @@ export const DEFAULT_GENERATED_UPDATES = 8;
 /** The seed that orders generated updates of equal rank, unless the contract or the command line says. */
 export const DEFAULT_EXPLORATION_SEED = 1;
 
+/** Which writes of each update's way a fault follows, unless the contract or the command line says. */
+export const UPDATE_FAULT_LINES = ["by-kind", "all", "none"] as const;
+/** How many of exploration's generated updates get faults on their way, unless the contract says. */
+export const DEFAULT_FAULTED_GENERATED_UPDATES = 2;
+
 /** "1.5s", "500ms", "2m": how the contract writes durations. */
 const DURATION_PATTERN = /^(\d+(\.\d+)?)(ms|s|m)$/;
 
@@ -314,6 +319,28 @@ export const contractSchema = z
       .default(true)
       .describe(
         `Spec exploration: updates the kit makes up from the CRD's schema and the spec the contract's \`updates\` end on, for differential/update-equals-creation to judge beside the contract's own. Every field the schema types, nested ones included: a number within its bounds, another enum value or a string in its own form (a pattern, a format, a URL or an image reference is left alone), a boolean flipped, an optional field set or removed, a list element or a map key added and removed. Each candidate is created in a dry run first; what the API server refuses (CEL rules, webhooks) or keeps unchanged is dropped and listed in the report. Candidates whose value shows in a child of the reference come first, then a seeded order; each starts from that spec, so its verdict is about its one change. \`true\` (the default): at most ${DEFAULT_GENERATED_UPDATES}, seed ${DEFAULT_EXPLORATION_SEED}; \`false\`: none. The CLI's --generated-updates and --seed override it. How candidates are made and chosen: docs/checks/differential/update-equals-creation.md.`,
+      ),
+    updateFaults: z
+      .strictObject({
+        lines: z
+          .enum(UPDATE_FAULT_LINES, {
+            error: `updateFaults.lines: expected ${UPDATE_FAULT_LINES.join(", ")}`,
+          })
+          .default("by-kind")
+          .describe(
+            "Which writes the operator makes on its way from one spec to the next get a fault (a crash right after the write): `by-kind` (the default) the first of each kind (a create of Deployments, an update of Services, a status write, a delete of StatefulSets), `all` every one, `none` no update's way (the sample's creation keeps all of its). The CLI's --update-faults overrides it.",
+          ),
+        generatedUpdates: z
+          .int({ error: "updateFaults.generatedUpdates: expected a whole number, 0 or more" })
+          .min(0, { error: "updateFaults.generatedUpdates: expected a whole number, 0 or more" })
+          .default(DEFAULT_FAULTED_GENERATED_UPDATES)
+          .describe(
+            `How many of spec exploration's generated updates (generatedUpdates), in the order they were chosen, also get faults on their way (default ${DEFAULT_FAULTED_GENERATED_UPDATES}); the contract's own updates always do, unless \`lines\` is \`none\`.`,
+          ),
+      })
+      .default({ lines: "by-kind", generatedUpdates: DEFAULT_FAULTED_GENERATED_UPDATES })
+      .describe(
+        "Faults on the way to every spec, not only the sample's creation: for each update (the contract's, and the first generated ones), the crash sweep (idempotency/crash-after-create and crash-after-write) crashes the operator right after a write it makes on the way from the previous spec, restarts it, and compares the end with the reference of the updated spec. Each line is a scenario: this bounds how many. docs/checks/idempotency/crash-after-write.md says which paths are swept.",
       ),
     readiness,
     clock: z

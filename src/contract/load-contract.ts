@@ -9,6 +9,7 @@ import {
   contractSchema,
   DEFAULT_EXPLORATION_SEED,
   DEFAULT_GENERATED_UPDATES,
+  type UPDATE_FAULT_LINES,
   durationMs,
   type ContractDocument,
   type SELECTABLE_SUITES,
@@ -82,6 +83,15 @@ export interface Contract {
    * the contract's last update with one change (specPath). Absent: none.
    */
   readonly generatedUpdates?: readonly GeneratedUpdate[];
+  /**
+   * Which writes on the way to each update get a fault (`updateFaults`):
+   * `lines` chooses among each path's writes, `generatedUpdates` how many
+   * of the generated updates' paths are swept (update-paths.ts).
+   */
+  readonly updateFaults: {
+    readonly lines: (typeof UPDATE_FAULT_LINES)[number];
+    readonly generatedUpdates: number;
+  };
   readonly readiness: Readiness;
   /**
    * `clock.horizon`: how long after the sample's create every life waits for
@@ -247,6 +257,7 @@ async function resolveContract(file: string, doc: ContractDocument): Promise<Con
     images: doc.images,
     updates: doc.updates,
     ...(exploration(doc.generatedUpdates) ? { exploration: exploration(doc.generatedUpdates) } : {}),
+    updateFaults: doc.updateFaults,
     readiness,
     clock: {
       ...(doc.clock.horizon === undefined ? {} : { horizonMs: durationMs(doc.clock.horizon) }),

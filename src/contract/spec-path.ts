@@ -44,6 +44,21 @@ export function specPath(
   return [...own, { patch: generated.patch, spec: k }];
 }
 
+/**
+ * How a life reaches spec k, as the references live it: born with the
+ * sample (spec 0) and updated along specPath(k); for a generated update,
+ * born with the spec of the contract's last update and updated once, so
+ * that its life is about its one change. Pure.
+ */
+export function lifeTo(
+  contract: Pick<SpecSources, "updates" | "generatedUpdates">,
+  k: number,
+): { readonly bornAt: number; readonly steps: ReturnType<typeof specPath> } {
+  const generated = k > contract.updates.length;
+  const path = specPath(contract, k);
+  return generated ? { bornAt: contract.updates.length, steps: path.slice(-1) } : { bornAt: 0, steps: path };
+}
+
 /** The custom resource born with spec k: the sample with specPath(k) merged in. Pure. */
 export function sampleWithSpec(
   contract: Pick<SpecSources, "sample" | "updates" | "generatedUpdates">,

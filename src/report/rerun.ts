@@ -25,11 +25,14 @@ export function rerunCommand(
   options: {
     readonly strict?: boolean;
     readonly nodeImage?: string;
-    /** --generated-updates and --seed as the run had them: the same generated updates, by the same names. */
-    readonly exploration?: { readonly max?: number; readonly seed?: number };
+    /**
+     * --generated-updates, --seed and --update-faults as the run had them: the same generated
+     * updates and the same lines, by the same names.
+     */
+    readonly exploration?: { readonly max?: number; readonly seed?: number; readonly updateFaults?: string };
   } = {},
 ): string {
-  const { max, seed } = options.exploration ?? {};
+  const { max, seed, updateFaults } = options.exploration ?? {};
   return [
     "npx reconcile-conformance run",
     `--config ${shellWord(pathFrom(cwd, contractFile))}`,
@@ -39,6 +42,7 @@ export function rerunCommand(
     ...(options.strict === true ? ["--strict"] : []),
     ...(max === undefined ? [] : [`--generated-updates ${max}`]),
     ...(seed === undefined ? [] : [`--seed ${seed}`]),
+    ...(updateFaults === undefined ? [] : [`--update-faults ${updateFaults}`]),
     "--keep",
   ].join(" ");
 }

@@ -4,16 +4,30 @@ import type { ScenarioDeps } from "../scenario/scenario.js";
 import { exploreSpec } from "../scenario/spec-exploration.js";
 import type { SpecReferences } from "../scenario/spec-references.js";
 import { changedNothing } from "../suites/differential/compare-ends.js";
+import { updateEqualsCreation } from "../suites/differential/update-equals-creation.js";
+import { crashAfterCreate } from "../suites/idempotency/crash-after-create.js";
+import { crashAfterWrite } from "../suites/idempotency/crash-after-write.js";
+import { sweepsGeneratedUpdates } from "../suites/shared/update-paths.js";
 import type { Limiter } from "../util/limiter.js";
 
 // Spec exploration in a run: before the suites, the generated updates are chosen (exploreSpec)
 // and the references extended with their specs; after them, the report notes the fields whose
 // generated update changed nothing visible.
 
-/** --generated-updates and --seed, as given. */
+/** --generated-updates, --seed and --update-faults, as given: what chooses the run's scenarios beyond the contract. */
 export interface ExplorationFlags {
   readonly max?: number;
   readonly seed?: number;
+  readonly updateFaults?: Contract["updateFaults"]["lines"];
+}
+
+/**
+ * Whether the run explores the spec: the differential judges the generated
+ * updates, and the crash checks sweep the ways of the first of them.
+ */
+export function explorationWanted(selected: ReadonlySet<string>, contract: Contract): boolean {
+  const crashes = selected.has(crashAfterCreate.id) || selected.has(crashAfterWrite.id);
+  return selected.has(updateEqualsCreation.id) || (crashes && sweepsGeneratedUpdates(contract));
 }
 
 /**

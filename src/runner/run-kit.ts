@@ -20,8 +20,7 @@ import { CLI_SETTINGS, type SettingNames } from "./setting-names.js";
 import { WHOLE_RUN, type Shard } from "./shard.js";
 import { createFixtures, deleteFixtures, resolveFixtures } from "../scenario/fixtures.js";
 import { SpecReferences } from "../scenario/spec-references.js";
-import { exploreForRun, withNoEffect, type ExplorationFlags } from "./run-exploration.js";
-import { updateEqualsCreation } from "../suites/differential/update-equals-creation.js";
+import { explorationWanted, exploreForRun, withNoEffect, type ExplorationFlags } from "./run-exploration.js";
 import { referencesNeeded, runSuite, type ScenarioResult } from "./suite-runner.js";
 import { SuiteProgress } from "./suite-progress.js";
 import { judgeCheck } from "./check-judgement.js";
@@ -194,7 +193,7 @@ export async function runKit(config: RunConfig, deps: RunDeps): Promise<RunRepor
     };
     computeNeeded();
     let exploration: ExplorationReport | undefined;
-    if (selected.has(updateEqualsCreation.id)) {
+    if (explorationWanted(selected, contract)) {
       const explored = await exploreForRun(contract, references, {
         deps: scenarioDeps(join(config.workDir, "explore")),
         slots,

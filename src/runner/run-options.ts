@@ -1,7 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { parseClusterConfig, type ClusterEnvironment, type ClusterSettings } from "../cluster/index.js";
-import { DEFAULT_EXPLORATION_SEED, DEFAULT_GENERATED_UPDATES } from "../contract/contract-schema.js";
+import {
+  DEFAULT_EXPLORATION_SEED,
+  DEFAULT_GENERATED_UPDATES,
+  UPDATE_FAULT_LINES,
+} from "../contract/contract-schema.js";
 import { loadContract, type Contract } from "../contract/load-contract.js";
 import { UsageError } from "../errors.js";
 import type { ExplorationFlags } from "./run-exploration.js";
@@ -37,6 +41,8 @@ export interface RunRequest {
   readonly generatedUpdates?: string;
   /** As typed: the seed that orders generated updates (a whole number >= 0), over the contract's. */
   readonly seed?: string;
+  /** As typed: which writes of each update's way get a fault (by-kind, all, none), over the contract's. */
+  readonly updateFaults?: string;
 }
 
 /** A validated run: what runKit takes, and where its report goes. */
@@ -141,9 +147,30 @@ function withExplorationFlags(
   };
   const max = whole(request.generatedUpdates, names.generatedUpdates);
   const seed = whole(request.seed, names.seed);
-  if (max === undefined && seed === undefined) return { contract };
-  const flags = { ...(max === undefined ? {} : { max }), ...(seed === undefined ? {} : { seed }) };
-  const { exploration: _own, ...rest } = contract;
+  const lines = request.updateFaults?.trim();
+  if (lines !== undefined && !(UPDATE_FAULT_LINES as readonly string[]).includes(lines)) {
+    throw new UsageError(
+      "cli/invalid-update-faults",
+      `${names.updateFaults} ${request.updateFaults}: expected one of ${UPDATE_FAULT_LINES.join(", ")}`,
+    );
+  }
+  const updateFaults = UPDATE_FAULT_LINES.find((l) => l === lines);
+  if (max === undefined && seed === undefined && updateFaults === undefined) return { contract };
+  const flags = {
+    ...(max === undefined ? {} : { max }),
+    ...(seed === undefined ? {} : { seed }),
+    ...(updateFaults === undefined ? {} : { updateFaults }),
+  };
+  const { exploration: _own, ...withoutExploration } = contract;
+  const rest =
+    updateFaults === undefined
+      ? withoutExploration
+      : { ...withoutExploration, updateFaults: { ...contract.updateFaults, lines: updateFaults } };
+  if (max === undefined && seed === undefined)
+    return {
+      contract: { ...rest, ...(contract.exploration ? { exploration: contract.exploration } : {}) },
+      flags,
+    };
   const resolved = {
     max: max ?? contract.exploration?.max ?? DEFAULT_GENERATED_UPDATES,
     seed: seed ?? contract.exploration?.seed ?? DEFAULT_EXPLORATION_SEED,

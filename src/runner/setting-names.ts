@@ -10,6 +10,7 @@ export interface SettingNames {
   readonly shard: string;
   readonly generatedUpdates: string;
   readonly seed: string;
+  readonly updateFaults: string;
 }
 
 export const CLI_SETTINGS: SettingNames = {
@@ -22,6 +23,7 @@ export const CLI_SETTINGS: SettingNames = {
   shard: "--shard",
   generatedUpdates: "--generated-updates",
   seed: "--seed",
+  updateFaults: "--update-faults",
 };
 
 /** The Action's inputs (action.yml). */
@@ -35,4 +37,5 @@ export const ACTION_SETTINGS: SettingNames = {
   shard: "input shard",
   generatedUpdates: "input generated-updates",
   seed: "input seed",
+  updateFaults: "input update-faults",
 };

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { describeClockWrite, withClockMarks } from "./clock-marks.js";
 import { delayedRequeuePending } from "./clock-queues.js";
 import { operatorFinalizers, recordDeletion, type DeletionRecord } from "./deletion.js";
-import { specPath, updateCount, updateName } from "../contract/spec-path.js";
+import { lifeTo, updateCount, updateName } from "../contract/spec-path.js";
 import type { KubeObject } from "../kube/kube-client.js";
 import type { WriteEntry } from "../proxy/write-log.js";
 import { AbortedError, describeError } from "../errors.js";
@@ -272,7 +272,7 @@ export class SpecReferences {
       // contract's last update: the comparison is about its one change, and it saves the way there.
       const { contract } = this.deps;
       const generated = spec > contract.updates.length;
-      const bornAt = generated ? contract.updates.length : 0;
+      const { bornAt, steps } = lifeTo(contract, spec);
       await scenario.startWithSample(bornAt);
       let customResource = await scenario.converge(
         bornAt === 0
@@ -280,7 +280,7 @@ export class SpecReferences {
           : `convergence of the sample born with ${updateName(contract, bornAt)}'s spec`,
       );
       let notCarriedOut: SpecReference["notCarriedOut"];
-      for (const step of generated ? specPath(contract, spec).slice(-1) : specPath(contract, spec)) {
+      for (const step of steps) {
         // The references write each update first: the checks' lives then write what passed there.
         const before = customResource;
         await scenario.applyUpdate(step.patch, step.spec, { dryRunFirst: true });

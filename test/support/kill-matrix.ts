@@ -2,7 +2,7 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { availableParallelism, freemem, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { loadContract } from "../../src/contract/load-contract.js";
+import { loadContract, type Contract } from "../../src/contract/load-contract.js";
 import { zxCommandRunner } from "../../src/process/command-runner.js";
 import type { RunReport } from "../../src/report/report-model.js";
 import { runKit } from "../../src/runner/run-kit.js";
@@ -33,10 +33,11 @@ export interface MutantExpectation {
   readonly mustFail: readonly string[];
   readonly alsoFails?: Readonly<Record<string, string>>;
   /**
-   * Run with spec exploration on (the contract's default). Only the
-   * reference, the variants and the mutants that say so explore: the other
-   * mutants' kills never rest on a generated update, and their cases stay
-   * within the test command's time.
+   * Run beyond the sample's creation, as the contract's defaults do: spec
+   * exploration on, and faults on the way to every update
+   * (updateFaults). Only the reference, the variants and the mutants that
+   * say so explore: the other mutants' kills rest on neither, and their
+   * cases stay within the test command's time.
    */
   readonly explores?: boolean;
 }
@@ -95,8 +96,8 @@ export const GO_OPERATOR: MatrixOperator = {
   },
 };
 
-/** The contract field that turns spec exploration off, for a case that does not explore. */
-const NO_EXPLORATION = { generatedUpdates: false };
+/** The contract fields that turn spec exploration and the update paths' faults off, for a case that does not explore. */
+const NO_EXPLORATION = { generatedUpdates: false, updateFaults: { lines: "none" } };
 
 /**
  * The clock matrix's horizon: the clock-ticks variant's three ticks fall
@@ -444,7 +445,11 @@ async function runContractFile(
       ? withMetricsSettle(written, options.metricsSettleMs)
       : written;
   const operator = { ...contract.operator, env: { ...contract.operator.env, WEBAPP_BUG: options.bug ?? "" } };
-  const { exploration: _exploration, ...withoutExploration } = contract;
+  const { exploration: _exploration, ...withoutGenerated } = contract;
+  const withoutExploration: Contract = {
+    ...withoutGenerated,
+    updateFaults: { ...contract.updateFaults, lines: "none" },
+  };
   return runKit(
     {
       contract: { ...(options.explore ? contract : withoutExploration), operator },

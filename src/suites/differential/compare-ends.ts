@@ -1,13 +1,12 @@
 import { isDeepStrictEqual } from "node:util";
 import { conditionsOf } from "../../contract/observed-generation.js";
 import type { Contract } from "../../contract/load-contract.js";
-import { describeVolatile, promisesFor, type VolatileField } from "../../contract/promises.js";
 import type { Evidence } from "../../report/report-model.js";
 import type { ChildRoles } from "../../scenario/child-roles.js";
 import type { LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild, SpecReference } from "../../scenario/spec-references.js";
-import { parsePath, pathWithin } from "../../util/object-paths.js";
 import { compareEndStates, endStateMatches, type EndStateComparison } from "../shared/end-state.js";
+import { withoutVolatile } from "../shared/after-fault.js";
 
 // The differential's comparison of two ends of one spec (children by role, every field the
 // operator manages, condition statuses), shared by the check's two oracles (update equals
@@ -92,45 +91,6 @@ function withoutGenerations(value: unknown): unknown {
       .filter(([key]) => key !== "observedGeneration" && key !== "lastTransitionTime")
       .map(([key, v]) => [key, withoutGenerations(v)]),
   );
-}
-
-/**
- * The comparison without the differences in fields the contract declares
- * volatile for their object (a timestamp the operator rewrites on purpose
- * differs between any two lives), and a note for each left out. Pure.
- */
-export function withoutVolatile(
-  comparison: EndStateComparison,
-  contract: Pick<Contract, "promises">,
-): { readonly compared: EndStateComparison; readonly volatile: readonly string[] } {
-  const notes: string[] = [];
-  const volatileField = (diff: { object: string; path: string }): VolatileField | undefined => {
-    const [kind = "", ...name] = diff.object.split("/");
-    const fields = promisesFor(contract.promises, kind, name.join("/")).volatile;
-    let path;
-    try {
-      path = parsePath(diff.path);
-    } catch {
-      return undefined;
-    }
-    return fields.find((f) => pathWithin(path, f.path));
-  };
-  const keep = (diffs: EndStateComparison["diffs"]) =>
-    diffs.filter((diff) => {
-      const field = volatileField(diff);
-      if (field)
-        notes.push(`not compared: ${diff.object} ${diff.path}, volatile: ${describeVolatile([field])}`);
-      return field === undefined;
-    });
-  return {
-    compared: {
-      ...comparison,
-      diffs: keep(comparison.diffs),
-      undecided: keep(comparison.undecided),
-      unlearned: keep(comparison.unlearned),
-    },
-    volatile: notes,
-  };
 }
 
 /**

@@ -4,7 +4,9 @@ import { NeverQuiet } from "../../scenario/scenario.js";
 import { defineCheck, type Judgement } from "../check.js";
 import { runawayCreation } from "../shared/runaway-writes.js";
 import {
+  crashLineName,
   crashLineObserver,
+  crashLineSpecs,
   crashLineTargets,
   judgeCrashLine,
   type CrashLineObservation,
@@ -22,10 +24,10 @@ export const crashAfterCreate = defineCheck<CrashLineTarget, CrashLineObservatio
   level: "MUST",
   summary:
     "killed right after a create succeeded and restarted, the operator duplicates nothing, keeps what it created and ends as the reference",
-  references: () => [0],
+  references: crashLineSpecs,
   targets: (context) =>
     crashLineTargets(context, true, "the operator created nothing on its way to the reference"),
-  targetName: (target) => target.line.id,
+  targetName: crashLineName,
   skipTarget: ({ line }) => line.timing,
   observer: crashLineObserver("crash-after-create"),
   judge: judgeCrashLine,

@@ -1,6 +1,8 @@
 import { defineCheck } from "../check.js";
 import {
+  crashLineName,
   crashLineObserver,
+  crashLineSpecs,
   crashLineTargets,
   judgeCrashLine,
   type CrashLineObservation,
@@ -18,10 +20,10 @@ export const crashAfterWrite = defineCheck<CrashLineTarget, CrashLineObservation
   level: "MUST",
   summary:
     "killed right after any other write of its sequence and restarted, the operator ends as the reference, nothing recreated",
-  references: () => [0],
+  references: crashLineSpecs,
   targets: (context) =>
     crashLineTargets(context, false, "the operator made no write but creates on its way to the reference"),
-  targetName: (target) => target.line.id,
+  targetName: crashLineName,
   skipTarget: ({ line }) => line.timing,
   // Its own observer, not crash-after-create's: its scenarios are assigned to shards under its own id.
   observer: crashLineObserver("crash-after-write"),

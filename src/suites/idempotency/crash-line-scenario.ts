@@ -1,7 +1,7 @@
 import { forWantOfChildren } from "../shared/no-children.js";
 import type { Contract } from "../../contract/load-contract.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
-import type { ChildRoles } from "../../scenario/child-roles.js";
+import { writeKey, type ChildRoles } from "../../scenario/child-roles.js";
 import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement, Observer, Skip, TargetContext } from "../check.js";
@@ -13,20 +13,41 @@ import {
   type CrashLine,
   type CrashOutcome,
 } from "../shared/crash-lines.js";
-import { compareEndStates, describeMismatch, endStateMatches, unpairedVerdict } from "../shared/end-state.js";
+import { compareAfterFault, unsureAfterFault } from "../shared/after-fault.js";
+import { describeMismatch, endStateMatches } from "../shared/end-state.js";
 import { identityLosses } from "../shared/identity-losses.js";
 import { ObjectKinds } from "../shared/promised.js";
+import {
+  chosenLines,
+  faultedSpecs,
+  pathOfReference,
+  walkToUpdate,
+  type UpdatePath,
+} from "../shared/update-paths.js";
 
 // The crash-line sweep, shared by idempotency/crash-after-create and
 // idempotency/crash-after-write (not a check itself).
 
+/**
+ * An update path a crash line is on, with what its reference did on the
+ * way that a restarted operator may do too.
+ */
+export interface CrashPath extends UpdatePath {
+  /** The objects (writeKey) the reference deleted on the way: their recreation is the update's. */
+  readonly replaced: readonly string[];
+}
+
 /** One crash line, with the end state the restarted operator must reach. */
 export interface CrashLineTarget {
   readonly line: CrashLine;
-  /** The reference's children (spec 0). */
+  /** The children of the reference of the spec the line's path ends on (spec 0's for the sample's creation). */
   readonly reference: readonly ReferenceChild[];
   /** Which child is which across lives (the reference's roles). */
   readonly roles?: ChildRoles;
+  /** The update whose way the line is on; absent: the sample's creation. */
+  readonly path?: CrashPath;
+  /** With a path: spec 0's reference children, the lives the per-life values were learned from. */
+  readonly learnedFrom?: readonly ReferenceChild[];
 }
 
 /** A crash that hit its line: what the fault did. */
@@ -43,6 +64,8 @@ export type CrashLineObservation =
       readonly crash: Crashed;
       readonly reference: readonly ReferenceChild[];
       readonly roles?: ChildRoles;
+      readonly path?: CrashPath;
+      readonly learnedFrom?: readonly ReferenceChild[];
       /** The children the operator created in this scenario that still exist, after the convergence. */
       readonly live: readonly LiveChild[];
       /** Every operator write of the scenario, before the crash and after the restart. */
@@ -51,8 +74,10 @@ export type CrashLineObservation =
     };
 
 /**
- * The crash lines of the reference whose write is a create (`creates`) or
- * any other write; when there is none, the skip with `none` as its reason.
+ * The crash lines whose write is a create (`creates`) or any other write:
+ * every line of the sample's creation (spec 0's reference), then the lines
+ * the contract's budget chooses on the way to each update (update-paths.ts);
+ * when there is none, the skip with `none` as its reason.
  */
 export function crashLineTargets(
   { contract, references }: TargetContext,
@@ -61,13 +86,50 @@ export function crashLineTargets(
 ): CrashLineTarget[] | Skip {
   const reference = references.get(0);
   if (!reference) return [];
-  const lines = crashLines(reference, contract).filter((l) => (l.write.effect === "created") === creates);
-  if (lines.length === 0) return { target: "write sequence", skip: forWantOfChildren(reference, none) };
-  return lines.map((line) => ({
-    line,
-    reference: reference.children,
-    ...(reference.roles ? { roles: reference.roles } : {}),
-  }));
+  const ofEffect = (l: CrashLine) => (l.write.effect === "created") === creates;
+  const fromCreation = crashLines(reference, contract)
+    .filter(ofEffect)
+    .map((line) => ({
+      line,
+      reference: reference.children,
+      ...(reference.roles ? { roles: reference.roles } : {}),
+    }));
+  const onUpdates = faultedSpecs(contract).flatMap((spec): CrashLineTarget[] => {
+    const updated = references.get(spec);
+    const way = updated && pathOfReference(updated, contract);
+    if (!updated || !way || "none" in way) return [];
+    const { roles } = updated;
+    const lines = chosenLines(
+      crashLines({ ...way, ...(roles ? { roles } : {}) }, contract),
+      contract.updateFaults.lines,
+    );
+    const replaced = [
+      ...new Set(
+        way.writes.filter((w) => w.verb === "delete" && !w.subresource).map((w) => writeKey(roles, w)),
+      ),
+    ];
+    return lines.filter(ofEffect).map((line) => ({
+      line,
+      reference: updated.children,
+      ...(roles ? { roles } : {}),
+      path: { ...way.path, replaced },
+      learnedFrom: reference.children,
+    }));
+  });
+  if (fromCreation.length + onUpdates.length === 0) {
+    return { target: "write sequence", skip: forWantOfChildren(reference, none) };
+  }
+  return [...fromCreation, ...onUpdates];
+}
+
+/** The specs a crash check needs references of: the sample's, and each update whose way is swept. */
+export function crashLineSpecs(contract: Contract): number[] {
+  return [0, ...faultedSpecs(contract)];
+}
+
+/** A crash line's target name: its id, after its update's name when it is on one's way. */
+export function crashLineName({ line, path }: Pick<CrashLineTarget, "line" | "path">): string {
+  return path ? `${path.name}: ${line.id}` : line.id;
 }
 
 /**
@@ -84,12 +146,15 @@ export function crashLineTargets(
 export function crashLineObserver(scenario: string): Observer<CrashLineTarget, CrashLineObservation> {
   return {
     scenario,
-    scenarioOf: ({ line }) => `crash-${line.ordinal}`,
-    async observe(context, { line, reference, roles }) {
+    scenarioOf: ({ line, path }) => (path ? `crash-s${path.spec}-${line.ordinal}` : `crash-${line.ordinal}`),
+    async observe(context, target) {
+      const { line, reference, roles, path, learnedFrom } = target;
       assertFindable(line);
-      context.progress(`crash after write ${line.id}`);
+      context.progress(`crash after write ${crashLineName(target)}`);
       const opened = await context.open();
-      const crash = await crashAtLine(context, opened, line, roles);
+      const progress = (text: string) => context.progress(text);
+      const stimulus = path && (await walkToUpdate(opened, context.contract, path.spec, progress));
+      const crash = await crashAtLine(context, opened, line, roles, stimulus);
       if (crash.status !== "crashed") return { restarted: false, line, crash };
 
       context.progress(`restarting the operator after the crash at ${line.id}`);
@@ -102,6 +167,8 @@ export function crashLineObserver(scenario: string): Observer<CrashLineTarget, C
         crash,
         reference,
         ...(roles ? { roles } : {}),
+        ...(path ? { path } : {}),
+        ...(learnedFrom ? { learnedFrom } : {}),
         live,
         writes: opened.operatorWrites(),
         operatorLog: await opened.operatorLog(10),
@@ -127,16 +194,19 @@ export function judgeCrashLine(observation: CrashLineObservation, contract: Cont
       }
     );
   }
-  const { crash, reference, roles, live, writes, operatorLog } = observation;
+  const { crash, reference, roles, live, writes, operatorLog, path } = observation;
   const { hit, proof } = crash;
-  const comparison = compareEndStates(live, reference, contract.drift, {
-    clockHorizonMs: contract.clock.horizonMs,
+  const { comparison, volatile } = compareAfterFault(live, reference, contract, {
     ...(roles ? { roles } : {}),
     writes,
+    ...(observation.learnedFrom ? { learnedFrom: observation.learnedFrom } : {}),
   });
-  // What the operator had created before the crash must be the same objects after it.
+  // What the operator had created before the crash must be the same objects after it, but for
+  // what the update itself removes or replaces.
+  const created = writes.filter((e) => e.effect === "created" && e.seq <= hit.seq);
+  const through = path ? keptThroughUpdate(created, reference, roles, path) : { kept: created, notes: [] };
   const { losses: recreated, excused } = identityLosses(
-    writes.filter((e) => e.effect === "created" && e.seq <= hit.seq),
+    through.kept,
     comparison,
     // Kinds from the reference too: a gone object may have no live namesake to tell its kind.
     new ObjectKinds(contract, [...reference, ...comparison.children]),
@@ -144,21 +214,55 @@ export function judgeCrashLine(observation: CrashLineObservation, contract: Cont
   const evidence = {
     writes: writes.filter((e) => e.seq > hit.seq - 1).map(writeEvidence),
     ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-    notes: [...proof, ...recreated, ...excused, ...comparison.clockMade],
+    notes: [...proof, ...recreated, ...excused, ...through.notes, ...volatile, ...comparison.clockMade],
   };
   const problems = [...(endStateMatches(comparison) ? [] : [describeMismatch(comparison)]), ...recreated];
+  const where = path ? ` of ${path.name}` : "";
   if (problems.length > 0) {
     return {
       status: "failed",
-      message: `after the crash and restart: ${problems.join("; ")}`,
+      message: `after the crash${path ? ` on the way to ${path.name}` : ""} and restart: ${problems.join("; ")}`,
       evidence: { ...evidence, operatorLog },
     };
   }
-  const unsure = unpairedVerdict(comparison, evidence);
+  const unsure = unsureAfterFault(comparison, evidence);
   if (unsure) return unsure;
   return {
     status: "passed",
-    message: `restarted after the crash, it converged to the reference: no duplicate, ${comparison.children.length} child(ren) as the reference has them, none recreated${excused.length > 0 ? ` but ${excused.length} the contract's promises allow (see the notes)` : ""}`,
+    message: `restarted after the crash, it converged to the reference${where}: no duplicate, ${comparison.children.length} child(ren) as the reference has them in every field it manages, none recreated${excused.length > 0 ? ` but ${excused.length} the contract's promises allow (see the notes)` : ""}`,
     evidence,
   };
+}
+
+/**
+ * Of the objects created before a crash on an update's way, those the
+ * update keeps: the reference of the updated spec has an object of their
+ * role, and did not delete one of that role on its own way there (an
+ * operator that replaces a StatefulSet to grow its volumes recreates it by
+ * design). The others are named in notes. Pure.
+ */
+export function keptThroughUpdate(
+  created: readonly WriteEntry[],
+  reference: readonly ReferenceChild[],
+  roles: ChildRoles | undefined,
+  path: CrashPath,
+): { readonly kept: WriteEntry[]; readonly notes: string[] } {
+  const kept: WriteEntry[] = [];
+  const notes: string[] = [];
+  const ends = new Set(
+    reference.map((c) => writeKey(roles, { group: c.group, resource: c.resource, name: c.ref.name })),
+  );
+  for (const entry of created) {
+    const key = writeKey(roles, entry);
+    if (!ends.has(key)) {
+      notes.push(
+        `not counted as lost: ${entry.resource}/${entry.name ?? ""}: the reference of ${path.name} has no ${key} (the update removes it)`,
+      );
+    } else if (path.replaced.includes(key)) {
+      notes.push(
+        `not counted as recreated: ${entry.resource}/${entry.name ?? ""}: the reference deleted ${key} on its way to ${path.name} too`,
+      );
+    } else kept.push(entry);
+  }
+  return { kept, notes };
 }

@@ -12,7 +12,8 @@ import {
 import { Inconclusive } from "../../scenario/scenario.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { defineCheck, type Judgement } from "../check.js";
-import { compareEndStates, describeMismatch, endStateMatches, unpairedVerdict } from "../shared/end-state.js";
+import { compareAfterFault, unsureAfterFault } from "../shared/after-fault.js";
+import { describeMismatch, endStateMatches } from "../shared/end-state.js";
 import { untilNothingLeft } from "../shared/fault-wait.js";
 
 /** What the recreated custom resource must converge to: the reference of spec 0. */
@@ -159,8 +160,7 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
         `${write.verb} of ${previous.get(write.uid ?? "") ?? "?"} from the previous life (write ${write.seq})`,
       );
     }
-    const comparison = compareEndStates(live, reference.children, contract.drift, {
-      clockHorizonMs: contract.clock.horizonMs,
+    const { comparison, volatile } = compareAfterFault(live, reference.children, contract, {
       ...(reference.roles ? { roles: reference.roles } : {}),
       writes,
     });
@@ -171,6 +171,7 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
       notes: [
         `previous custom resource uid ${oldUid}, new ${newUid}`,
         `objects of the previous life: ${[...previous].map(([uid, what]) => `${what} (${uid})`).join(", ") || "none"}`,
+        ...volatile,
         ...comparison.clockMade,
       ],
     };
@@ -181,7 +182,7 @@ export const recreateSameName = defineCheck<RecreateTarget, RecreateObservation>
         evidence: { ...evidence, operatorLog },
       };
     }
-    const unsure = unpairedVerdict(comparison, evidence);
+    const unsure = unsureAfterFault(comparison, evidence);
     if (unsure) return unsure;
     return {
       status: "passed",

@@ -167,15 +167,17 @@ export type CrashOutcome =
     };
 
 /**
- * Starts the operator and the sample with a crash-after fault on the
- * line's write, and waits until it acted (or the operator converged
- * without making that write).
+ * Arms a crash-after fault on the line's write, makes the write that sets
+ * the line's path going (`stimulus`: by default the operator's start and
+ * the sample's create; for an update path, the update), and waits until
+ * the fault acted (or the operator converged without making that write).
  */
 export async function crashAtLine(
   context: Pick<ObserveContext, "deps">,
   scenario: Scenario,
   line: CrashLine,
   roles: ChildRoles | undefined,
+  stimulus: () => Promise<unknown> = () => scenario.startWithSample(),
 ): Promise<CrashOutcome> {
   // Lines recorded before meanings (no `meaning`) crash by position, as they did.
   const fault = line.meaning
@@ -189,7 +191,7 @@ export async function crashAtLine(
         match: { namespace: scenario.namespace, ordinal: line.ordinal, excludeNoOps: true },
         expect: expectedWrite(line.write),
       });
-  await scenario.startWithSample();
+  await stimulus();
   const outcome = await untilFaultActs(context, scenario, () => fault.outcome(), "the crash");
   if (outcome.status === "not-reached") {
     fault.disarm();

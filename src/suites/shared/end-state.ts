@@ -180,7 +180,9 @@ export interface EndStateContext {
    * Which fields compare: the drift suite's targets (the default: what a
    * drift repair must restore), or every field the operator manages on
    * either side (managedFieldPairs: what an update must carry out as a
-   * creation does).
+   * creation does, and what a fault must not lose). Either way a value
+   * generated once per life at a drift target is judged as kept or
+   * written anew when the scenario's `writes` are given.
    */
   readonly fields?: "drift-targets" | "operator-managed";
   /**
@@ -334,7 +336,6 @@ export function compareEndStates(
             positionsIn(pair.path, learned.object) === undefined);
         (unlearned ? unlearnedDiffs : diffs).push(diff);
       }
-      continue;
     }
     const named = {
       kind: expected.ref.kind,
@@ -352,6 +353,8 @@ export function compareEndStates(
       // A target that holds generated values (an env list with one generated variable) compares
       // with them masked; each is judged on its own, as kept or written anew.
       for (const inner of perLifeWithin(expectedPerLife, target.path)) judgeAnew(inner);
+      // Every managed field was compared above; the targets still judge what is generated per life.
+      if (context.fields === "operator-managed") continue;
       const actual = valueAt(actualValues, target.path);
       const wanted = valueAt(expectedValues, target.path);
       if (!isDeepStrictEqual(actual, wanted)) {

@@ -4,7 +4,8 @@ import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import { defineCheck, type Judgement } from "../check.js";
 import type { ChildRoles } from "../../scenario/child-roles.js";
-import { compareEndStates, describeMismatch, endStateMatches, unpairedVerdict } from "../shared/end-state.js";
+import { compareAfterFault, unsureAfterFault } from "../shared/after-fault.js";
+import { describeMismatch, endStateMatches } from "../shared/end-state.js";
 import { untilNothingLeft } from "../shared/fault-wait.js";
 import { heldList, specReference } from "./stale-views.js";
 
@@ -19,6 +20,8 @@ export type MissedIntermediateStateObservation =
       readonly reference: readonly ReferenceChild[];
       /** Which child is which across lives (the reference's roles). */
       readonly roles?: ChildRoles;
+      /** Spec 0's reference children, the lives the per-life values were learned from. */
+      readonly learnedFrom?: readonly ReferenceChild[];
       /** How each convergence of the scenario was decided (Scenario.convergedBy). */
       readonly convergedBy?: readonly string[];
       /** The operator's children after the convergence to the final spec. */
@@ -48,7 +51,7 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
   level: "MUST",
   summary:
     "when its watch delivers only the custom resource's last state after several spec updates, it converges to the reference of the final spec",
-  references: (contract) => [contract.updates.length],
+  references: (contract) => [0, contract.updates.length],
   // One update leaves nothing between the sample and the final spec to miss: coalescing its one
   // event hides nothing, and the scenario could only end inconclusive.
   skip: (contract) =>
@@ -101,6 +104,7 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
           released,
           reference: reference.children,
           ...(reference.roles ? { roles: reference.roles } : {}),
+          learnedFrom: specReference(context, 0).children,
           live,
           writes: scenario.operatorWrites({ after: scenario.specWrites[1]?.seq ?? 0 }),
           convergedBy: [...scenario.convergedBy],
@@ -125,9 +129,10 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
       };
     }
     // No writes: across spec updates a per-life value may change with the spec; only its role counts here.
-    const comparison = compareEndStates(observation.live, observation.reference, contract.drift, {
-      clockHorizonMs: contract.clock.horizonMs,
+    const { comparison, volatile } = compareAfterFault(observation.live, observation.reference, contract, {
       ...(observation.roles ? { roles: observation.roles } : {}),
+      writes: [],
+      ...(observation.learnedFrom ? { learnedFrom: observation.learnedFrom } : {}),
     });
     const evidence = {
       writes: observation.writes.map(writeEvidence),
@@ -135,6 +140,7 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
       notes: [
         ...proof,
         ...(observation.convergedBy ?? []).map((line) => `converged: ${line}`),
+        ...volatile,
         ...comparison.clockMade,
       ],
     };
@@ -145,7 +151,7 @@ export const missedIntermediateState = defineCheck<string, MissedIntermediateSta
         evidence: { ...evidence, operatorLog: observation.operatorLog },
       };
     }
-    const unsure = unpairedVerdict(comparison, evidence);
+    const unsure = unsureAfterFault(comparison, evidence);
     if (unsure) return unsure;
     return {
       status: "passed",

@@ -5,7 +5,7 @@ import { describeRef, liveChildObjects, writeEvidence } from "../../scenario/ref
 import type { Scenario } from "../../scenario/scenario.js";
 import { forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement, type ObserveContext } from "../check.js";
-import { compareEndStates, unpairedVerdict } from "../shared/end-state.js";
+import { compareAfterFault, unsureAfterFault } from "../shared/after-fault.js";
 import { untilNothingLeft } from "../shared/fault-wait.js";
 import { touch } from "../shared/touches.js";
 import {
@@ -123,8 +123,7 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
     },
   },
   judge({ resource, released, touches, end, writes, operatorLog }, contract): Judgement {
-    const comparison = compareEndStates(end.live, end.reference, contract.drift, {
-      clockHorizonMs: contract.clock.horizonMs,
+    const { comparison, volatile } = compareAfterFault(end.live, end.reference, contract, {
       ...(end.roles ? { roles: end.roles } : {}),
       writes,
     });
@@ -132,7 +131,13 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
     const evidence = {
       writes: writes.map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-      notes: [...holdNotes(released, resource, touches), ...problems, ...excused, ...comparison.clockMade],
+      notes: [
+        ...holdNotes(released, resource, touches),
+        ...problems,
+        ...excused,
+        ...volatile,
+        ...comparison.clockMade,
+      ],
     };
     if (problems.length > 0) {
       return {
@@ -141,7 +146,7 @@ export const ownCreateUnseen = defineCheck<ChildKind, OwnCreateUnseenObservation
         evidence: { ...evidence, operatorLog },
       };
     }
-    const unsure = unpairedVerdict(comparison, evidence);
+    const unsure = unsureAfterFault(comparison, evidence);
     if (unsure) return unsure;
     return {
       status: "passed",

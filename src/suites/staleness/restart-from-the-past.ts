@@ -16,7 +16,7 @@ import {
   type CrashLine,
   type CrashOutcome,
 } from "../shared/crash-lines.js";
-import { compareEndStates, unpairedVerdict } from "../shared/end-state.js";
+import { compareAfterFault, unsureAfterFault } from "../shared/after-fault.js";
 import {
   allowedByPromises,
   childKinds,
@@ -174,8 +174,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
         evidence: { notes: proof },
       };
     }
-    const comparison = compareEndStates(end.live, end.reference, contract.drift, {
-      clockHorizonMs: contract.clock.horizonMs,
+    const { comparison, volatile } = compareAfterFault(end.live, end.reference, contract, {
       ...(end.roles ? { roles: end.roles } : {}),
       writes,
     });
@@ -183,7 +182,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
     const evidence = {
       writes: writes.map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-      notes: [...proof, ...problems, ...excused, ...comparison.clockMade],
+      notes: [...proof, ...problems, ...excused, ...volatile, ...comparison.clockMade],
     };
     if (problems.length > 0) {
       return {
@@ -192,7 +191,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
         evidence: { ...evidence, operatorLog },
       };
     }
-    const unsure = unpairedVerdict(comparison, evidence);
+    const unsure = unsureAfterFault(comparison, evidence);
     if (unsure) return unsure;
     return {
       status: "passed",

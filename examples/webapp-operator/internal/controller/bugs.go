@@ -104,6 +104,15 @@ const (
 	// host without checking that there is one: a spec without aliases makes
 	// every reconcile panic (controller-runtime recovers it and retries).
 	PanicOnNoAlias Bug = "panic-on-no-alias"
+	// ReplaceSkipsPort replaces the Service when the spec's port changes
+	// (deleted, then made again), and brings the Deployment's container port
+	// to the new port in between, on that path only (elsewhere the port is
+	// the create's, as PortOnlyAtCreate's). A crash right after the delete
+	// restarts into a reconcile that finds no Service and takes the create
+	// path: the Deployment keeps the old port for good. Only a fault on the
+	// way to an update shows it: every fault-free life goes through the
+	// replacement whole.
+	ReplaceSkipsPort Bug = "replace-skips-port"
 	// FlipWithinReconcile polls every second while the Deployment is not
 	// available (a common, correct habit) and, in each poll, first marks
 	// Ready=True because every child exists, then Ready=False because the
@@ -232,6 +241,7 @@ var AllBugs = []Bug{
 	EventDiff, RegenerateSecret, UIDPrefixTakeover, PortOnlyAtCreate, NeverPrunes, FlipWithinReconcile,
 	ReleaseBeforeCleanup, CleanupInMemory, ResurrectWhileTerminating, CleanupGivesUp,
 	AffinityOnlyAtCreate, SettingsNeverPruned, VerboseLabelKept, AliasesNeverShortened, PanicOnNoAlias,
+	ReplaceSkipsPort,
 }
 
 // ClockBugs lists the mutants of ClockTicks: the clock matrix's

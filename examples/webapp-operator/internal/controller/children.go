@@ -188,7 +188,8 @@ func (r *Reconciler) syncDeployment(live, desired *appsv1.Deployment) bool {
 		changed = true
 	}
 	// PortOnlyAtCreate's mistake: the port is the create's, never brought to a later spec.
-	if r.Bug != PortOnlyAtCreate && !containerPortsEqual(got.Ports, want.Ports) {
+	// (ReplaceSkipsPort brings it only when it replaces the Service: replaceServiceOnPortChange.)
+	if r.Bug != PortOnlyAtCreate && r.Bug != ReplaceSkipsPort && !containerPortsEqual(got.Ports, want.Ports) {
 		got.Ports = want.Ports
 		changed = true
 	}
@@ -211,8 +212,13 @@ func (r *Reconciler) desiredService(app *demov1.WebApp) *corev1.Service {
 	if r.Bug == RandomPortOrder {
 		ports = randomOrderPorts(app.Spec.Port)
 	}
+	var annotations map[string]string
+	if r.Bug == ReplaceSkipsPort {
+		// The spec's port it was made for: a spec change replaces the Service, a drift is repaired in place.
+		annotations = map[string]string{builtForPortAnnotation: strconv.Itoa(int(app.Spec.Port))}
+	}
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace, Labels: childLabels(app)},
+		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace, Labels: childLabels(app), Annotations: annotations},
 		Spec: corev1.ServiceSpec{
 			Selector:        selectorLabels(app),
 			Ports:           ports,
@@ -407,3 +413,6 @@ func deploymentAvailable(d *appsv1.Deployment, replicas int32) bool {
 		d.Status.AvailableReplicas == replicas &&
 		d.Status.Replicas == replicas
 }
+
+// builtForPortAnnotation is ReplaceSkipsPort's record, on the Service, of the spec's port it was made for.
+const builtForPortAnnotation = "demo.reconcile-conformance.dev/built-for-port"

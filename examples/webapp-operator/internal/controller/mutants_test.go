@@ -552,6 +552,30 @@ func TestBugPortOnlyAtCreateKeepsTheFirstContainerPort(t *testing.T) {
 	})
 }
 
+func TestBugReplaceSkipsPortLosesThePortToARestartAfterTheDelete(t *testing.T) {
+	both(t, ReplaceSkipsPort, func(t *testing.T, e *env, bug Bug) {
+		e.createApp("web", defaultSpec())
+		e.converge(e.reconciler(bug, nil), "web")
+		// Without a crash the replacement is whole: the container port follows the new spec.
+		e.patchSpec("web", `{"spec":{"port":9090}}`)
+		e.converge(e.reconciler(bug, nil), "web")
+		if got := e.deployment("web").Spec.Template.Spec.Containers[0].Ports[0].ContainerPort; got != 9090 {
+			t.Fatalf("after a port update to 9090 with no crash: container port %d; want 9090", got)
+		}
+		// The next port change, with a crash right after the replacement's delete: the Service
+		// is gone and nothing else was written; a restarted process reconciles.
+		e.patchSpec("web", `{"spec":{"port":9191}}`)
+		e.must(e.c.Delete(e.ctx, e.service("web")))
+		e.converge(e.reconciler(bug, nil), "web")
+		service := e.service("web").Spec.Ports[0].Port
+		container := e.deployment("web").Spec.Template.Spec.Containers[0].Ports[0].ContainerPort
+		want := map[Bug]int32{None: 9191, ReplaceSkipsPort: 9090}[bug]
+		if service != 9191 || container != want {
+			t.Fatalf("after a restart that found the Service deleted: Service port %d, container port %d; want 9191 and %d", service, container, want)
+		}
+	})
+}
+
 func TestBugNeverPrunesKeepsTheOldEndpoint(t *testing.T) {
 	both(t, NeverPrunes, func(t *testing.T, e *env, bug Bug) {
 		app := e.createApp("web", defaultSpec())

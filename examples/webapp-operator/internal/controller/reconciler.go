@@ -208,6 +208,11 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *demov1.WebApp, 
 		observed.deployment = deployment.(*appsv1.Deployment)
 	}
 
+	if r.Bug == ReplaceSkipsPort {
+		if err := r.replaceServiceOnPortChange(ctx, app); err != nil {
+			return observed, err
+		}
+	}
 	if r.Bug != CrashGap || deploymentCreated {
 		// (CrashGap's mistake: the Service is made only alongside the Deployment.)
 		_, _, err = r.ensureChild(ctx, app, child{
@@ -593,3 +598,39 @@ func (r *Reconciler) now() metav1.Time {
 const conditionDegraded = "Degraded"
 
 func ptr[T any](v T) *T { return &v }
+
+// replaceServiceOnPortChange is ReplaceSkipsPort's port change: a Service
+// made for another port of the spec (builtForPortAnnotation; a drift of its
+// ports is repaired in place) is deleted (ensureChild makes it again), and
+// the Deployment's container port is brought to the spec's in between. The
+// mistake: that step lives on this path only, so a restart after the delete,
+// which finds no Service and takes the create path, never makes it.
+func (r *Reconciler) replaceServiceOnPortChange(ctx context.Context, app *demov1.WebApp) error {
+	desired := r.desiredService(app)
+	live := &corev1.Service{}
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	if apierrors.IsNotFound(err) || (err == nil && live.Annotations[builtForPortAnnotation] == desired.Annotations[builtForPortAnnotation]) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Delete(ctx, live, client.Preconditions{UID: ptr(live.GetUID())}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	// The step of this path only, retried on a conflict (the Deployment controller writes its status
+	// meanwhile): only a crash between the delete and here skips it.
+	want := r.desiredDeployment(app)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		deployment := &appsv1.Deployment{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), deployment); err != nil {
+			return err
+		}
+		containers := deployment.Spec.Template.Spec.Containers
+		if len(containers) == 0 || containerPortsEqual(containers[0].Ports, want.Spec.Template.Spec.Containers[0].Ports) {
+			return nil
+		}
+		containers[0].Ports = want.Spec.Template.Spec.Containers[0].Ports
+		return r.Client.Update(ctx, deployment)
+	})
+}

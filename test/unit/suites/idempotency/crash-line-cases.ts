@@ -97,7 +97,7 @@ export function crashLineCases(contract: Contract, line: CrashLine): CrashLineCa
       observation: after(),
       status: "passed",
       message:
-        "restarted after the crash, it converged to the reference: no duplicate, 1 child(ren) as the reference has them, none recreated",
+        "restarted after the crash, it converged to the reference: no duplicate, 1 child(ren) as the reference has them in every field it manages, none recreated",
       also: (j) => {
         expect(j.message).not.toContain("promises allow");
         // The writes from the crashed one on.

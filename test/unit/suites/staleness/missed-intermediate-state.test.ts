@@ -132,9 +132,9 @@ describe("staleness/missed-intermediate-state targets", () => {
     });
   });
 
-  it("needs the reference of the last update, and is one target named by the updates", async () => {
+  it("needs the reference of the last update (and the sample's, whose lives teach the per-life values), and is one target named by the updates", async () => {
     const contract = await exampleContract();
-    expect(missedIntermediateState.references?.(contract)).toEqual([2]);
+    expect(missedIntermediateState.references?.(contract)).toEqual([0, 2]);
     expect(missedIntermediateState.targets({ contract, references: new Map() })).toEqual(["updates 1-2"]);
   });
 });

@@ -48,8 +48,26 @@ export function service(name: string, uid: string, port = 80): LiveChild {
         namespace: "ns",
         uid,
         resourceVersion: "10",
+        managedFields: [
+          {
+            manager: "operator",
+            operation: "Update",
+            fieldsType: "FieldsV1",
+            fieldsV1: {
+              "f:spec": {
+                "f:ports": {
+                  [`k:{"port":${port},"protocol":"TCP"}`]: {
+                    "f:port": {},
+                    "f:targetPort": {},
+                    "f:protocol": {},
+                  },
+                },
+              },
+            },
+          },
+        ],
       },
-      spec: { ports: [{ port, targetPort: port }] },
+      spec: { ports: [{ port, targetPort: port, protocol: "TCP" }] },
     },
   };
 }
