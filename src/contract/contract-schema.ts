@@ -340,7 +340,7 @@ export const contractSchema = z
       })
       .default({ lines: "by-kind", generatedUpdates: DEFAULT_FAULTED_GENERATED_UPDATES })
       .describe(
-        "Faults on the way to every spec, not only the sample's creation: for each update (the contract's, and the first generated ones), the crash sweep (idempotency/crash-after-create and crash-after-write) crashes the operator right after a write it makes on the way from the previous spec, restarts it, and compares the end with the reference of the updated spec. Each line is a scenario: this bounds how many. docs/checks/idempotency/crash-after-write.md says which paths are swept.",
+        "Faults on the way to every spec, not only the sample's creation: for each update (the contract's, and the first generated ones), the crash sweep (idempotency/crash-after-create and crash-after-write) crashes the operator right after a write it makes on the way from the previous spec and restarts it; staleness/restart-from-the-past restarts it with its caches from before that write; staleness/own-create-unseen holds the events of a kind of child the way creates or deletes. Each compares the end with the reference of the updated spec. Each line is a scenario: this bounds how many. Each check's page says which paths it sweeps.",
       ),
     readiness,
     clock: z

@@ -8,6 +8,8 @@ import { updateEqualsCreation } from "../suites/differential/update-equals-creat
 import { crashAfterCreate } from "../suites/idempotency/crash-after-create.js";
 import { crashAfterWrite } from "../suites/idempotency/crash-after-write.js";
 import { sweepsGeneratedUpdates } from "../suites/shared/update-paths.js";
+import { ownCreateUnseen } from "../suites/staleness/own-create-unseen.js";
+import { restartFromThePast } from "../suites/staleness/restart-from-the-past.js";
 import type { Limiter } from "../util/limiter.js";
 
 // Spec exploration in a run: before the suites, the generated updates are chosen (exploreSpec)
@@ -23,11 +25,14 @@ export interface ExplorationFlags {
 
 /**
  * Whether the run explores the spec: the differential judges the generated
- * updates, and the crash checks sweep the ways of the first of them.
+ * updates, and the checks that fault the way to an update (the crash sweep,
+ * the restart from the past, own creates unseen) sweep the ways of the first of them.
  */
 export function explorationWanted(selected: ReadonlySet<string>, contract: Contract): boolean {
-  const crashes = selected.has(crashAfterCreate.id) || selected.has(crashAfterWrite.id);
-  return selected.has(updateEqualsCreation.id) || (crashes && sweepsGeneratedUpdates(contract));
+  const sweeps = [crashAfterCreate, crashAfterWrite, restartFromThePast, ownCreateUnseen].some((c) =>
+    selected.has(c.id),
+  );
+  return selected.has(updateEqualsCreation.id) || (sweeps && sweepsGeneratedUpdates(contract));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { forWantOfChildren } from "../shared/no-children.js";
 import type { Contract } from "../../contract/load-contract.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
-import { writeKey, type ChildRoles } from "../../scenario/child-roles.js";
+import type { ChildRoles } from "../../scenario/child-roles.js";
 import { liveChildObjects, writeEvidence, type LiveChild } from "../../scenario/reference-state.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
 import type { Judgement, Observer, Skip, TargetContext } from "../check.js";
@@ -18,24 +18,15 @@ import { describeMismatch, endStateMatches } from "../shared/end-state.js";
 import { identityLosses } from "../shared/identity-losses.js";
 import { ObjectKinds } from "../shared/promised.js";
 import {
-  chosenLines,
   faultedSpecs,
-  pathOfReference,
+  keptThroughUpdate,
+  updatePathLines,
   walkToUpdate,
-  type UpdatePath,
+  type FaultPath,
 } from "../shared/update-paths.js";
 
 // The crash-line sweep, shared by idempotency/crash-after-create and
 // idempotency/crash-after-write (not a check itself).
-
-/**
- * An update path a crash line is on, with what its reference did on the
- * way that a restarted operator may do too.
- */
-export interface CrashPath extends UpdatePath {
-  /** The objects (writeKey) the reference deleted on the way: their recreation is the update's. */
-  readonly replaced: readonly string[];
-}
 
 /** One crash line, with the end state the restarted operator must reach. */
 export interface CrashLineTarget {
@@ -45,7 +36,7 @@ export interface CrashLineTarget {
   /** Which child is which across lives (the reference's roles). */
   readonly roles?: ChildRoles;
   /** The update whose way the line is on; absent: the sample's creation. */
-  readonly path?: CrashPath;
+  readonly path?: FaultPath;
   /** With a path: spec 0's reference children, the lives the per-life values were learned from. */
   readonly learnedFrom?: readonly ReferenceChild[];
 }
@@ -64,7 +55,7 @@ export type CrashLineObservation =
       readonly crash: Crashed;
       readonly reference: readonly ReferenceChild[];
       readonly roles?: ChildRoles;
-      readonly path?: CrashPath;
+      readonly path?: FaultPath;
       readonly learnedFrom?: readonly ReferenceChild[];
       /** The children the operator created in this scenario that still exist, after the convergence. */
       readonly live: readonly LiveChild[];
@@ -94,28 +85,7 @@ export function crashLineTargets(
       reference: reference.children,
       ...(reference.roles ? { roles: reference.roles } : {}),
     }));
-  const onUpdates = faultedSpecs(contract).flatMap((spec): CrashLineTarget[] => {
-    const updated = references.get(spec);
-    const way = updated && pathOfReference(updated, contract);
-    if (!updated || !way || "none" in way) return [];
-    const { roles } = updated;
-    const lines = chosenLines(
-      crashLines({ ...way, ...(roles ? { roles } : {}) }, contract),
-      contract.updateFaults.lines,
-    );
-    const replaced = [
-      ...new Set(
-        way.writes.filter((w) => w.verb === "delete" && !w.subresource).map((w) => writeKey(roles, w)),
-      ),
-    ];
-    return lines.filter(ofEffect).map((line) => ({
-      line,
-      reference: updated.children,
-      ...(roles ? { roles } : {}),
-      path: { ...way.path, replaced },
-      learnedFrom: reference.children,
-    }));
-  });
+  const onUpdates = updatePathLines({ contract, references }).filter((t) => ofEffect(t.line));
   if (fromCreation.length + onUpdates.length === 0) {
     return { target: "write sequence", skip: forWantOfChildren(reference, none) };
   }
@@ -232,37 +202,4 @@ export function judgeCrashLine(observation: CrashLineObservation, contract: Cont
     message: `restarted after the crash, it converged to the reference${where}: no duplicate, ${comparison.children.length} child(ren) as the reference has them in every field it manages, none recreated${excused.length > 0 ? ` but ${excused.length} the contract's promises allow (see the notes)` : ""}`,
     evidence,
   };
-}
-
-/**
- * Of the objects created before a crash on an update's way, those the
- * update keeps: the reference of the updated spec has an object of their
- * role, and did not delete one of that role on its own way there (an
- * operator that replaces a StatefulSet to grow its volumes recreates it by
- * design). The others are named in notes. Pure.
- */
-export function keptThroughUpdate(
-  created: readonly WriteEntry[],
-  reference: readonly ReferenceChild[],
-  roles: ChildRoles | undefined,
-  path: CrashPath,
-): { readonly kept: WriteEntry[]; readonly notes: string[] } {
-  const kept: WriteEntry[] = [];
-  const notes: string[] = [];
-  const ends = new Set(
-    reference.map((c) => writeKey(roles, { group: c.group, resource: c.resource, name: c.ref.name })),
-  );
-  for (const entry of created) {
-    const key = writeKey(roles, entry);
-    if (!ends.has(key)) {
-      notes.push(
-        `not counted as lost: ${entry.resource}/${entry.name ?? ""}: the reference of ${path.name} has no ${key} (the update removes it)`,
-      );
-    } else if (path.replaced.includes(key)) {
-      notes.push(
-        `not counted as recreated: ${entry.resource}/${entry.name ?? ""}: the reference deleted ${key} on its way to ${path.name} too`,
-      );
-    } else kept.push(entry);
-  }
-  return { kept, notes };
 }

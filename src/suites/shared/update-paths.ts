@@ -3,7 +3,10 @@ import { lifeTo, updateCount, updateName } from "../../contract/spec-path.js";
 import type { WriteEntry } from "../../proxy/write-log.js";
 import type { Scenario } from "../../scenario/scenario.js";
 import type { SpecReference } from "../../scenario/spec-references.js";
-import type { CrashLine } from "./crash-lines.js";
+import { writeKey, type ChildRoles } from "../../scenario/child-roles.js";
+import type { ReferenceChild } from "../../scenario/spec-references.js";
+import type { TargetContext } from "../check.js";
+import { crashLines, type CrashLine } from "./crash-lines.js";
 
 // The ways from one spec to the next that faults are injected on, besides the sample's creation:
 // each update of the contract's, and the first of spec exploration's (Contract.updateFaults).
@@ -15,6 +18,59 @@ export interface UpdatePath {
   readonly spec: number;
   /** How messages name it: "update 2", "generated update 3 (spec.port: 8080 → 8081)". */
   readonly name: string;
+}
+
+/**
+ * An update path a fault is on, with what its reference did on the way
+ * that a faulted operator may do too.
+ */
+export interface FaultPath extends UpdatePath {
+  /** The objects (writeKey) the reference deleted on the way: their recreation is the update's. */
+  readonly replaced: readonly string[];
+}
+
+/** A line on the way to an update, with the end it must reach. */
+export interface PathLine {
+  readonly line: CrashLine;
+  readonly path: FaultPath;
+  /** The children of the updated spec's reference. */
+  readonly reference: readonly ReferenceChild[];
+  readonly roles?: ChildRoles;
+  /** Spec 0's reference children, the lives the per-life values were learned from. */
+  readonly learnedFrom: readonly ReferenceChild[];
+}
+
+/**
+ * The lines the contract's budget chooses on the way to each faulted
+ * update (faultedSpecs, chosenLines), each with its path and the reference
+ * of the spec it ends on; none for an update whose reference is missing
+ * or was not carried out. Pure.
+ */
+export function updatePathLines({ contract, references }: TargetContext): PathLine[] {
+  const zero = references.get(0);
+  if (!zero) return [];
+  return faultedSpecs(contract).flatMap((spec): PathLine[] => {
+    const updated = references.get(spec);
+    const way = updated && pathOfReference(updated, contract);
+    if (!updated || !way || "none" in way) return [];
+    const { roles } = updated;
+    const lines = chosenLines(
+      crashLines({ ...way, ...(roles ? { roles } : {}) }, contract),
+      contract.updateFaults.lines,
+    );
+    const replaced = [
+      ...new Set(
+        way.writes.filter((w) => w.verb === "delete" && !w.subresource).map((w) => writeKey(roles, w)),
+      ),
+    ];
+    return lines.map((line) => ({
+      line,
+      path: { ...way.path, replaced },
+      reference: updated.children,
+      ...(roles ? { roles } : {}),
+      learnedFrom: zero.children,
+    }));
+  });
 }
 
 /**
@@ -123,4 +179,37 @@ export async function walkToUpdate(
   }
   // A refusal of the update is Inconclusive (spec-writes.ts), as it is for its reference.
   return () => scenario.applyUpdate(last.patch, last.spec);
+}
+
+/**
+ * Of the objects created before a fault on an update's way, those the
+ * update keeps: the reference of the updated spec has an object of their
+ * role, and did not delete one of that role on its own way there (an
+ * operator that replaces a StatefulSet to grow its volumes recreates it by
+ * design). The others are named in notes. Pure.
+ */
+export function keptThroughUpdate(
+  created: readonly WriteEntry[],
+  reference: readonly ReferenceChild[],
+  roles: ChildRoles | undefined,
+  path: FaultPath,
+): { readonly kept: WriteEntry[]; readonly notes: string[] } {
+  const kept: WriteEntry[] = [];
+  const notes: string[] = [];
+  const ends = new Set(
+    reference.map((c) => writeKey(roles, { group: c.group, resource: c.resource, name: c.ref.name })),
+  );
+  for (const entry of created) {
+    const key = writeKey(roles, entry);
+    if (!ends.has(key)) {
+      notes.push(
+        `not counted as lost: ${entry.resource}/${entry.name ?? ""}: the reference of ${path.name} has no ${key} (the update removes it)`,
+      );
+    } else if (path.replaced.includes(key)) {
+      notes.push(
+        `not counted as recreated: ${entry.resource}/${entry.name ?? ""}: the reference deleted ${key} on its way to ${path.name} too`,
+      );
+    } else kept.push(entry);
+  }
+  return { kept, notes };
 }

@@ -18,10 +18,18 @@ import {
 } from "../shared/crash-lines.js";
 import { compareAfterFault, unsureAfterFault } from "../shared/after-fault.js";
 import {
+  faultedSpecs,
+  updatePathLines,
+  walkToUpdate,
+  type FaultPath,
+  type PathLine,
+} from "../shared/update-paths.js";
+import {
   allowedByPromises,
   childKinds,
   historyNotes,
   losses,
+  throughUpdate,
   specReference,
   TOUCH_REACTION_MS,
   type StaleViewEnd,
@@ -29,6 +37,14 @@ import {
 
 /** How long a restarted operator on a past view may take to make its first write before its view catches up anyway. */
 const FIRST_ACT_MS = 5_000;
+
+/** A line of the sample's creation, or one on the way to an update (update-paths.ts). */
+export type PastTarget = { readonly line: CrashLine; readonly path?: undefined } | PathLine;
+
+/** A past target's name: its line's id, after its update's name when it is on one's way. */
+function pastName({ line, path }: PastTarget): string {
+  return path ? `${path.name}: ${line.id}` : line.id;
+}
 
 /** A crash that hit its line. */
 export type Crashed = Extract<CrashOutcome, { readonly status: "crashed" }>;
@@ -53,6 +69,10 @@ export type RestartFromThePastObservation =
       /** The operator's writes from the crash's on. */
       readonly writes: readonly WriteEntry[];
       readonly operatorLog: readonly string[];
+      /** The update whose way the line is on; absent: the sample's creation. */
+      readonly path?: FaultPath;
+      /** With a path: spec 0's reference children, the lives the per-life values were learned from. */
+      readonly learnedFrom?: readonly ReferenceChild[];
     };
 
 /**
@@ -69,21 +89,28 @@ export function etcdRevision(resourceVersion: string | undefined): number | unde
  * killed right after the create succeeds, and its restart's first list of
  * every resource is served from the revision just before that create
  * (historical-reads.ts): its caches start without the object it had just
- * made, and catch up through the API server's events.
+ * made, and catch up through the API server's events. On the way to each
+ * update, the same after the lines the budget chooses (a delete or an
+ * update as well as a create; not status writes): the restarted operator
+ * sees the objects as they were before its last write of that way (a
+ * StatefulSet it just scaled down, still large).
  */
-export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObservation>({
+export const restartFromThePast = defineCheck<PastTarget, RestartFromThePastObservation>({
   id: "staleness/restart-from-the-past",
   level: "MUST",
   summary:
     "restarted after a crash with its caches listed from the state before its last create, it deletes and recreates nothing and ends as the reference",
-  references: () => [0],
+  references: (contract) => [0, ...faultedSpecs(contract)],
   targets({ contract, references }) {
     const reference = references.get(0);
-    const creates = reference
-      ? crashLines(reference, contract).filter((l) => l.write.effect === "created")
+    const creates: PastTarget[] = reference
+      ? crashLines(reference, contract)
+          .filter((l) => l.write.effect === "created")
+          .map((line) => ({ line }))
       : [];
-    return creates.length > 0
-      ? creates
+    const onUpdates = updatePathLines({ contract, references }).filter((t) => !t.line.write.subresource);
+    return creates.length + onUpdates.length > 0
+      ? [...creates, ...onUpdates]
       : {
           target: "write sequence",
           skip: forWantOfChildren(
@@ -92,17 +119,23 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
           ),
         };
   },
-  targetName: (line) => line.id,
-  skipTarget: (line) => line.timing,
+  targetName: pastName,
+  skipTarget: ({ line }) => line.timing,
   observer: {
     scenario: "past",
-    scenarioOf: (line) => `past-${line.ordinal}`,
-    async observe(context, line) {
+    scenarioOf: ({ line, path }) => (path ? `past-s${path.spec}-${line.ordinal}` : `past-${line.ordinal}`),
+    async observe(context, target) {
+      const { line, path } = target;
       assertFindable(line);
-      context.progress(`restart from the past before write ${line.id}`);
-      const reference = specReference(context, 0);
+      context.progress(`restart from the past before write ${pastName(target)}`);
+      const zero = specReference(context, 0);
+      const reference = path
+        ? { children: target.reference, ...(target.roles ? { roles: target.roles } : {}) }
+        : zero;
       const scenario = await context.open();
-      const crash = await crashAtLine(context, scenario, line, context.references.get(0)?.roles);
+      const progress = (text: string) => context.progress(text);
+      const stimulus = path && (await walkToUpdate(scenario, context.contract, path.spec, progress));
+      const crash = await crashAtLine(context, scenario, line, reference.roles, stimulus);
       if (crash.status !== "crashed") return { stage: "crash", line, crash };
       const { hit, kill } = crash;
       const revision = etcdRevision(hit.resourceVersion);
@@ -140,10 +173,12 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
           made: scenario
             .operatorWrites({ effect: "created" })
             .filter((e) => e.seq <= hit.seq && !e.subresource),
-          deletes: scenario.operatorWrites({ effect: "deleted" }),
+          // On an update's way, the deletes before the crash are the update's own.
+          deletes: scenario.operatorWrites({ effect: "deleted", ...(path ? { after: hit.seq } : {}) }),
         },
         writes: scenario.operatorWrites({ after: hit.seq - 1 }),
         operatorLog: await scenario.operatorLog(10),
+        ...(path ? { path, learnedFrom: target.learnedFrom } : {}),
       };
     },
   },
@@ -151,7 +186,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
     if (observation.stage === "crash") {
       return missedCrash(observation.line, observation.crash) ?? notAnEtcdRevision(observation.crash);
     }
-    const { line, crash, history, catchUp, end, writes, operatorLog } = observation;
+    const { line, crash, history, catchUp, writes, operatorLog, path } = observation;
     const { hit } = crash;
     const proof = [
       ...crash.proof,
@@ -174,20 +209,28 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
         evidence: { notes: proof },
       };
     }
-    const { comparison, volatile } = compareAfterFault(end.live, end.reference, contract, {
-      ...(end.roles ? { roles: end.roles } : {}),
-      writes,
-    });
+    const { comparison, volatile } = compareAfterFault(
+      observation.end.live,
+      observation.end.reference,
+      contract,
+      {
+        ...(observation.end.roles ? { roles: observation.end.roles } : {}),
+        writes,
+        ...(observation.learnedFrom ? { learnedFrom: observation.learnedFrom } : {}),
+      },
+    );
+    const { end, notes: update } = throughUpdate(observation.end, path);
     const { problems, excused } = losses(contract, end, comparison);
     const evidence = {
       writes: writes.map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),
-      notes: [...proof, ...problems, ...excused, ...volatile, ...comparison.clockMade],
+      notes: [...proof, ...problems, ...excused, ...update, ...volatile, ...comparison.clockMade],
     };
+    const before = path ? `${path.name}: ${line.id}` : line.id;
     if (problems.length > 0) {
       return {
         status: "failed",
-        message: `restarted with caches from before ${line.id}: ${problems.join("; ")}`,
+        message: `restarted with caches from before ${before}: ${problems.join("; ")}`,
         evidence: { ...evidence, operatorLog },
       };
     }
@@ -195,7 +238,7 @@ export const restartFromThePast = defineCheck<CrashLine, RestartFromThePastObser
     if (unsure) return unsure;
     return {
       status: "passed",
-      message: `restarted with caches from resourceVersion ${history.resourceVersion} (before ${line.id}), it kept every object it had made${allowedByPromises(excused)} and converged to the reference`,
+      message: `restarted with caches from resourceVersion ${history.resourceVersion} (before ${before}), it kept every object it had made${allowedByPromises(excused)} and converged to the reference${path ? ` of ${path.name}` : ""}`,
       evidence,
     };
   },

@@ -9,6 +9,7 @@ import type { TargetContext } from "../check.js";
 import { describeMismatch, endStateMatches, type EndStateComparison } from "../shared/end-state.js";
 import { identityLosses } from "../shared/identity-losses.js";
 import { ObjectKinds } from "../shared/promised.js";
+import { keptThroughUpdate, type FaultPath } from "../shared/update-paths.js";
 
 /**
  * Stale views (docs/design/staleness.md): the operator's caches lag the API
@@ -132,4 +133,22 @@ export function historyNotes(proof: HistoricalReadProof): string[] {
         `watch of ${w.resource} from ${proof.resourceVersion}: ${w.code ?? "no answer"}${w.error ? `, then ${w.error}` : ""}`,
     ),
   ];
+}
+
+/**
+ * On an update's way, the end with what the update itself removes or
+ * replaces left out of what must be kept and of the deletes that count
+ * (keptThroughUpdate), and a note for each. Pure.
+ */
+export function throughUpdate(
+  end: StaleViewEnd,
+  path: FaultPath | undefined,
+): { end: StaleViewEnd; notes: string[] } {
+  if (!path) return { end, notes: [] };
+  const made = keptThroughUpdate(end.made, end.reference, end.roles, path);
+  const deletes = keptThroughUpdate(end.deletes, end.reference, end.roles, path);
+  return {
+    end: { ...end, made: made.kept, deletes: deletes.kept },
+    notes: [...made.notes, ...deletes.notes],
+  };
 }

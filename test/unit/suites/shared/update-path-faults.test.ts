@@ -5,10 +5,13 @@ import type { SpecReference } from "../../../../src/scenario/spec-references.js"
 import { crashAfterCreate } from "../../../../src/suites/idempotency/crash-after-create.js";
 import { crashAfterWrite } from "../../../../src/suites/idempotency/crash-after-write.js";
 import type { CrashLineObservation } from "../../../../src/suites/idempotency/crash-line-scenario.js";
-import { KILL, service, serviceCreate, write } from "./fixtures.js";
+import { ownCreateUnseen } from "../../../../src/suites/staleness/own-create-unseen.js";
+import { restartFromThePast } from "../../../../src/suites/staleness/restart-from-the-past.js";
+import { KILL, service, serviceCreate, write } from "../idempotency/fixtures.js";
 
-// The crash sweep on the way to an update (update-paths.ts): its targets, and what its judge
-// counts as lost when the update itself removes or replaces a child.
+// The faults on the way to an update (update-paths.ts): the crash sweep's targets, and what its
+// judge counts as lost when the update itself removes or replaces a child; the staleness checks'
+// targets there.
 
 const contract = await loadContract("examples/webapp-operator/reconcile-conformance.yaml");
 
@@ -194,5 +197,31 @@ describe("after a crash, every field the operator manages", () => {
     expect(judgement.evidence?.diffs).toEqual([
       { object: "Service/hello", path: 'metadata.annotations["demo/welcomed"]', expected: "yes" },
     ]);
+  });
+});
+
+describe("the staleness checks on the way to an update: their targets", () => {
+  it("restart-from-the-past: every line the budget chooses but status writes, after the sample's creates", () => {
+    const targets = restartFromThePast.targets({ contract, references: references() });
+    if ("skip" in targets) throw new Error(targets.skip);
+    expect(targets.map((t) => restartFromThePast.targetName(t))).toEqual([
+      "create services/hello",
+      "create configmaps/extra",
+      "update 1: update services/hello",
+      "update 1: patch services/hello",
+      "update 1: delete configmaps/extra",
+    ]);
+    expect(restartFromThePast.observer.scenarioOf?.(targets[4]!)).toBe("past-s1-3");
+  });
+
+  it("own-create-unseen: each kind the update's way creates or deletes, besides every kind of the sample's", () => {
+    const targets = ownCreateUnseen.targets({ contract, references: references() });
+    if ("skip" in targets) throw new Error(targets.skip);
+    expect(targets.map((t) => ownCreateUnseen.targetName(t))).toEqual([
+      "services",
+      "configmaps",
+      "update 1: configmaps",
+    ]);
+    expect(targets[2]?.path).toEqual({ spec: 1, name: "update 1", replaced: ["configmaps/extra"] });
   });
 });
