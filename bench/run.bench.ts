@@ -6,7 +6,7 @@
  * per scenario and where the time goes.
  *
  *   npm run bench:run [-- --runs 3] [-- --parallel N] [-- --variant hash-name]
- *                     [-- --compare queues|deletion|exploration]
+ *                     [-- --compare queues|deletion|exploration|update-faults]
  *
  * `--variant` runs one of the example's variants (WEBAPP_BUG). `--compare`
  * alternates two configurations run by run in one session, so that a noisy
@@ -14,7 +14,9 @@
  * `queues` with the contract's operator.metrics and without (silence alone
  * decides quiescence), `deletion` with every suite and without the
  * deletion suite, `exploration` with spec exploration (the contract's
- * generated updates, on by default) and without it.
+ * generated updates, on by default) and without it, `update-faults` with
+ * the faults on the way to each update (updateFaults, on by default) and
+ * with `lines: none`.
  *
  * Budget (issue 9): <= 120 s on 2 cores, aim 60 s; issue 27 aims at 30 s.
  */
@@ -48,10 +50,11 @@ if (
   values.compare !== undefined &&
   values.compare !== "queues" &&
   values.compare !== "deletion" &&
-  values.compare !== "exploration"
+  values.compare !== "exploration" &&
+  values.compare !== "update-faults"
 ) {
   throw new Error(
-    `--compare: expected queues, deletion or exploration, got ${JSON.stringify(values.compare)}`,
+    `--compare: expected queues, deletion, exploration or update-faults, got ${JSON.stringify(values.compare)}`,
   );
 }
 exampleOperatorBinary(); // built before the clock starts, as a run on a warm machine finds it
@@ -78,7 +81,14 @@ const configurations: readonly Configuration[] = [
         ]
       : values.compare === "exploration"
         ? [{ name: "without spec exploration", contract: withoutExploration(contract) }]
-        : []),
+        : values.compare === "update-faults"
+          ? [
+              {
+                name: "without faults on the way to updates",
+                contract: { ...contract, updateFaults: { ...contract.updateFaults, lines: "none" as const } },
+              },
+            ]
+          : []),
 ];
 const parallel = scenarioParallelism({
   contract,

@@ -57,7 +57,8 @@ Usage:
       default the contract's generatedUpdates, 8) and --seed N orders them (the same seed,
       the same choice); --update-faults chooses which writes on the way to each update
       get a crash, besides every write of the sample's creation (default the contract's
-      updateFaults.lines, by-kind: the first of each kind of write; all; none).
+      updateFaults.lines, by-kind: the first of each kind of write, status writes left out;
+      all; none).
   reconcile-conformance merge [--report-dir D] [--summary F] REPORT.json...
       Join the report.json of every shard of a run into one verdict (the same files).
   reconcile-conformance cluster create [--provider kwok|kind|existing] [--name NAME] [options]
