@@ -147,8 +147,9 @@ export function throughUpdate(
   if (!path) return { end, notes: [] };
   const made = keptThroughUpdate(end.made, end.reference, end.roles, path);
   const deletes = keptThroughUpdate(end.deletes, end.reference, end.roles, path);
+  // A create and a delete of one object earn the same note: once is enough.
   return {
     end: { ...end, made: made.kept, deletes: deletes.kept },
-    notes: [...made.notes, ...deletes.notes],
+    notes: [...new Set([...made.notes, ...deletes.notes])],
   };
 }
