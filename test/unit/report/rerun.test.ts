@@ -42,6 +42,16 @@ describe("rerunCommand", () => {
     );
   });
 
+  it("repeats what chose the run's scenarios: the generated updates' budget and seed, and the update faults' lines", () => {
+    expect(
+      rerunCommand("/repo/c.yaml", "kwok", "idempotency/crash-after-write#update 2: x", "/repo", {
+        exploration: { max: 3, seed: 7, updateFaults: "all" },
+      }),
+    ).toBe(
+      "npx reconcile-conformance run --config c.yaml --cluster kwok --scenario 'idempotency/crash-after-write#update 2: x' --generated-updates 3 --seed 7 --update-faults all --keep",
+    );
+  });
+
   it("is given to every scenario that did not pass, and to no other", () => {
     const { check, scenario } = reportFixture();
     const report = withRerunCommands(

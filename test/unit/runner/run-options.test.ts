@@ -98,6 +98,31 @@ describe("prepareRun", () => {
     },
   );
 
+  it("takes --update-faults over the contract's lines, keeps the exploration, and refuses any other value naming the setting", async () => {
+    const run = await prepareRun(
+      { config: example, cluster: { provider: "kwok" }, updateFaults: "all" },
+      environment,
+    );
+    expect(run.config.contract.updateFaults).toEqual({ lines: "all", generatedUpdates: 1 });
+    expect(run.config.contract.exploration).toEqual({ max: 8, seed: 1 });
+    expect(run.config.explorationFlags).toEqual({ updateFaults: "all" });
+    const plain = await prepareRun({ config: example, cluster: { provider: "kwok" } }, environment);
+    expect(plain.config.contract.updateFaults).toEqual({ lines: "by-kind", generatedUpdates: 1 });
+    expect(plain.config.explorationFlags).toBeUndefined();
+    for (const [names, setting] of [
+      [CLI_SETTINGS, "--update-faults"],
+      [ACTION_SETTINGS, "input update-faults"],
+    ] as const) {
+      const refused = await prepareRun(
+        { config: example, cluster: { provider: "kwok" }, updateFaults: "some" },
+        environment,
+        names,
+      ).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(UsageError);
+      expect((refused as UsageError).message).toBe(`${setting} some: expected one of by-kind, all, none`);
+    }
+  });
+
   it("says when the default contract is missing, and how to name or write one", async () => {
     const cwd = process.cwd();
     process.chdir(await mkdtemp(join(tmpdir(), "rc-no-contract-")));
