@@ -5,7 +5,7 @@ import { describeRef, liveChildObjects, writeEvidence } from "../../scenario/ref
 import type { Scenario } from "../../scenario/scenario.js";
 import { forWantOfChildren } from "../shared/no-children.js";
 import { defineCheck, type Judgement, type ObserveContext, type TargetContext } from "../check.js";
-import { compareAfterFault, unsureAfterFault } from "../shared/after-fault.js";
+import { unsureAfterFault } from "../shared/after-fault.js";
 import { faultedSpecs, updatePathLines, walkToUpdate, type FaultPath } from "../shared/update-paths.js";
 import type { ChildRoles } from "../../scenario/child-roles.js";
 import type { ReferenceChild } from "../../scenario/spec-references.js";
@@ -15,8 +15,7 @@ import {
   allowedByPromises,
   childKinds,
   holdNotes,
-  throughUpdate,
-  losses,
+  judgedEnd,
   specReference,
   TOUCH_REACTION_MS,
   type ChildKind,
@@ -205,18 +204,7 @@ export const ownCreateUnseen = defineCheck<UnseenTarget, OwnCreateUnseenObservat
   },
   judge(observation, contract): Judgement {
     const { resource, released, touches, writes, operatorLog, path } = observation;
-    const { comparison, volatile } = compareAfterFault(
-      observation.end.live,
-      observation.end.reference,
-      contract,
-      {
-        ...(observation.end.roles ? { roles: observation.end.roles } : {}),
-        writes,
-        ...(observation.learnedFrom ? { learnedFrom: observation.learnedFrom } : {}),
-      },
-    );
-    const { end, notes: update } = throughUpdate(observation.end, path);
-    const { problems, excused } = losses(contract, end, comparison);
+    const { comparison, volatile, problems, excused, update } = judgedEnd(observation, contract);
     const evidence = {
       writes: writes.map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),

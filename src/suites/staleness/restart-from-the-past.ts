@@ -16,7 +16,7 @@ import {
   type CrashLine,
   type CrashOutcome,
 } from "../shared/crash-lines.js";
-import { compareAfterFault, unsureAfterFault } from "../shared/after-fault.js";
+import { unsureAfterFault } from "../shared/after-fault.js";
 import {
   faultedSpecs,
   updatePathLines,
@@ -28,8 +28,7 @@ import {
   allowedByPromises,
   childKinds,
   historyNotes,
-  losses,
-  throughUpdate,
+  judgedEnd,
   specReference,
   TOUCH_REACTION_MS,
   type StaleViewEnd,
@@ -209,18 +208,7 @@ export const restartFromThePast = defineCheck<PastTarget, RestartFromThePastObse
         evidence: { notes: proof },
       };
     }
-    const { comparison, volatile } = compareAfterFault(
-      observation.end.live,
-      observation.end.reference,
-      contract,
-      {
-        ...(observation.end.roles ? { roles: observation.end.roles } : {}),
-        writes,
-        ...(observation.learnedFrom ? { learnedFrom: observation.learnedFrom } : {}),
-      },
-    );
-    const { end, notes: update } = throughUpdate(observation.end, path);
-    const { problems, excused } = losses(contract, end, comparison);
+    const { comparison, volatile, problems, excused, update } = judgedEnd(observation, contract);
     const evidence = {
       writes: writes.map(writeEvidence),
       ...(comparison.diffs.length > 0 ? { diffs: comparison.diffs } : {}),

@@ -10,6 +10,7 @@ import { describeMismatch, endStateMatches, type EndStateComparison } from "../s
 import { identityLosses } from "../shared/identity-losses.js";
 import { ObjectKinds } from "../shared/promised.js";
 import { keptThroughUpdate, type FaultPath } from "../shared/update-paths.js";
+import { compareAfterFault } from "../shared/after-fault.js";
 
 /**
  * Stale views (docs/design/staleness.md): the operator's caches lag the API
@@ -152,4 +153,29 @@ export function throughUpdate(
     end: { ...end, made: made.kept, deletes: deletes.kept },
     notes: [...new Set([...made.notes, ...deletes.notes])],
   };
+}
+
+/**
+ * A stale view's end, judged as both staleness checks judge it: compared
+ * with the reference after the fault (compareAfterFault), what the update
+ * itself removes or replaces set apart (throughUpdate), and what the view
+ * cost (losses). Pure.
+ */
+export function judgedEnd(
+  observation: {
+    readonly end: StaleViewEnd;
+    readonly writes: readonly WriteEntry[];
+    readonly path?: FaultPath;
+    readonly learnedFrom?: readonly ReferenceChild[];
+  },
+  contract: Pick<Contract, "drift" | "clock" | "promises" | "customResource">,
+): ReturnType<typeof compareAfterFault> & ReturnType<typeof losses> & { readonly update: string[] } {
+  const { end: seen, writes, path, learnedFrom } = observation;
+  const { comparison, volatile } = compareAfterFault(seen.live, seen.reference, contract, {
+    ...(seen.roles ? { roles: seen.roles } : {}),
+    writes,
+    ...(learnedFrom ? { learnedFrom } : {}),
+  });
+  const { end, notes: update } = throughUpdate(seen, path);
+  return { comparison, volatile, ...losses(contract, end, comparison), update };
 }
